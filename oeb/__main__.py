@@ -1,0 +1,5 @@
+import sys
+
+from oeb.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Session-wide fixtures shared by every test folder."""
