@@ -38,3 +38,47 @@ class ScoreOptionError(OebError, ValueError):
 
 class SchemaError(OebError, ValueError):
     """A JSON Schema cannot be used for scoring (an unresolvable or external `$ref`)."""
+
+
+class StorageError(OebError):
+    """Base of the errors of `oeb.storage`: a URL could not be read, written or listed."""
+
+
+class StorageURLError(StorageError, ValueError):
+    """A URL names no storage oeb can use: an unknown protocol, or a write to a read-only one (`hf://`)."""
+
+
+class StorageNotFoundError(StorageError, FileNotFoundError):
+    """A URL names a file or folder that does not exist."""
+
+
+class StorageAccessError(StorageError):
+    """The storage behind a URL refused or could not be reached (credentials, permissions, endpoint)."""
+
+
+class StorageFormatError(StorageError, ValueError):
+    """A file exists but is not the JSON, JSONL or parquet it should be."""
+
+
+class DatasetError(OebError):
+    """Base of the errors of `oeb.dataset`: a dataset cannot be used for a run or a check."""
+
+
+class DatasetNotFoundError(DatasetError):
+    """The dataset URL names no folder, or the Hub shows no such dataset (HARNESS.md §1.3 step 3, §1.7)."""
+
+
+class HubError(DatasetError):
+    """An `hf://` address is malformed, or the Hub cannot give the revision or file a run needs (§1.7)."""
+
+
+class ManifestError(DatasetError):
+    """The manifest cannot be used: its path, file, columns or one of its rows (§1.3 steps 1, 4-9)."""
+
+
+class DocumentMissingError(DatasetError):
+    """Manifest rows name document files that do not exist (§1.3 step 10)."""
+
+
+class GoldError(DatasetError):
+    """A row's gold file is missing, not JSON, or not a JSON object (§1.3 step 11)."""

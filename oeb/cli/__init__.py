@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from oeb import __version__
 from oeb.errors import OebError
 
-VERBS = ("score", "explain")
+VERBS = ("score", "explain", "check")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,45 @@
+"""`oeb check`: every dataset check of a run (HARNESS.md §1.3), with no system called."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, check_dataset
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="check a dataset: manifest, document files and gold files",
+        description=(
+            "Run every check a run makes on a dataset (manifest columns and rows, document files, gold "
+            "files) without calling any system, and print a short JSON report."
+        ),
+    )
+    parser.add_argument(
+        "--dataset",
+        metavar="URL",
+        help="a folder, file://, s3://bucket/prefix or hf://datasets/<org>/<name>[@<revision>] "
+        "(default: the sample dataset shipped with oeb)",
+    )
+    parser.add_argument(
+        "--manifest",
+        default=DEFAULT_MANIFEST,
+        metavar="PATH",
+        help=f"the manifest's path inside the dataset (default: {DEFAULT_MANIFEST})",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    dataset = check_dataset(args.dataset or SAMPLE_DATASET, args.manifest)
+    report = {
+        "dataset": args.dataset or dataset.identity,
+        "manifest": args.manifest,
+        "rows": len(dataset.rows),
+        "suites": dataset.suites(),
+        **({"dataset_commit": dataset.commit} if dataset.commit else {}),
+    }
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,239 @@
+"""A dataset is a URL plus a manifest (HARNESS.md §1): checked rows, their files, and the revision.
+
+`open_dataset` runs the manifest checks (§1.3 steps 1-9) and returns the rows; `check_dataset` adds
+the file checks (steps 10 and 11) that `oeb check` and every plan run. The URL is a folder,
+`file://`, `s3://bucket/prefix` (read through `oeb.storage`) or `hf://datasets/org/name[@revision]`
+(read through the Hub's cache at a pinned commit, file by file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from oeb import _hub, storage
+from oeb._manifest import OTHER_SUITE, REQUIRED_COLUMNS, Row, normalised_manifest_path, rows_from_table
+from oeb.errors import (
+    DatasetNotFoundError,
+    DocumentMissingError,
+    GoldError,
+    HubError,
+    ManifestError,
+    OebError,
+    StorageFormatError,
+    StorageNotFoundError,
+)
+
+__all__ = [
+    "DEFAULT_MANIFEST",
+    "OTHER_SUITE",
+    "REQUIRED_COLUMNS",
+    "SAMPLE_DATASET",
+    "Dataset",
+    "Row",
+    "check_dataset",
+    "open_dataset",
+]
+
+SAMPLE_DATASET = str(Path(__file__).parent / "data" / "sample")
+"""The small dataset shipped inside the package: the default of `oeb check`, usable offline."""
+
+DEFAULT_MANIFEST = "manifest.parquet"
+_GOLD_BATCH = 64
+_EXAMPLES_SHOWN = 3
+
+
+class _Files(Protocol):
+    """Where a dataset's files come from: storage under a URL, or a pinned Hub snapshot."""
+
+    @property
+    def root(self) -> str: ...
+
+    @property
+    def missing_fix(self) -> str: ...
+
+    def listing(self) -> frozenset[str]: ...
+
+    def read_many(self, paths: Sequence[str]) -> dict[str, bytes | OebError]: ...
+
+    def local_path(self, path: str) -> Path: ...
+
+
+@dataclass(frozen=True)
+class _StorageFiles:
+    """A dataset folder on local disk or object storage."""
+
+    root: str
+    missing_fix: str = "add the files, or fix doc_path in the manifest"
+
+    def listing(self) -> frozenset[str]:
+        return frozenset(storage.list_files(self.root))
+
+    def read_many(self, paths: Sequence[str]) -> dict[str, bytes | OebError]:
+        return dict(storage.read_many(self.root, paths))
+
+    def local_path(self, path: str) -> Path:
+        """The file itself on local disk; elsewhere a fresh copy under the user's cache folder."""
+        url = storage.join(self.root, path)
+        if storage.is_local(url):
+            return storage.local_path(url)
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oeb" / "documents"
+        copy = cache / hashlib.sha256(self.root.encode()).hexdigest()[:16] / path
+        storage.write_bytes(str(copy), storage.read_bytes(url))
+        return copy
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """An opened dataset whose manifest passed its checks.
+
+    `url` is the dataset as given; `identity` and `commit` are what a run records (`settings()`):
+    a local folder as its resolved path, an S3 URL as given, a Hub dataset without its revision plus
+    the commit it resolved to. Files are read at `location` (for the Hub: the pinned commit).
+    """
+
+    url: str
+    manifest: str
+    identity: str
+    commit: str | None
+    location: str
+    rows: tuple[Row, ...]
+    _files: _Files = field(repr=False, compare=False)
+
+    def settings(self) -> dict[str, str]:
+        """The settings.json keys naming the dataset: `dataset`, `manifest`, for the Hub `dataset_commit`."""
+        named = {"dataset": self.identity, "manifest": self.manifest}
+        return named | ({"dataset_commit": self.commit} if self.commit else {})
+
+    def suites(self) -> dict[str, int]:
+        """Rows per suite, in order of first appearance."""
+        return dict(Counter(row.suite for row in self.rows))
+
+    def document_url(self, row: Row) -> str:
+        return storage.join(self.location, row.doc_path)
+
+    def gold_url(self, row: Row) -> str:
+        return storage.join(self.location, row.gt_path)
+
+    def document(self, row: Row) -> Path:
+        """A local file holding the row's document, for a system that uploads a file."""
+        return self._files.local_path(row.doc_path)
+
+    def missing_documents(self, rows: Sequence[Row] | None = None) -> tuple[Row, ...]:
+        """The rows (all by default) whose document file does not exist; one listing of the dataset."""
+        present = self._files.listing()
+        return tuple(row for row in (self.rows if rows is None else rows) if row.doc_path not in present)
+
+    def check_documents(self, rows: Sequence[Row] | None = None) -> None:
+        """Step 10: refuse when any of the rows (all by default) has no document file."""
+        missing = self.missing_documents(rows)
+        if missing:
+            examples = ", ".join(
+                f"{row.doc_id}: {self.document_url(row)}" for row in missing[:_EXAMPLES_SHOWN]
+            )
+            more = f" and {len(missing) - _EXAMPLES_SHOWN} more" if len(missing) > _EXAMPLES_SHOWN else ""
+            count = f"{len(missing)} document file{'s' if len(missing) > 1 else ''}"
+            raise DocumentMissingError(f"{count} missing ({examples}{more}); {self._files.missing_fix}")
+
+    def golds(self, rows: Sequence[Row] | None = None) -> Iterator[tuple[Row, dict[str, Any]]]:
+        """The gold extraction of each row (all by default), read in concurrent batches."""
+        rows = self.rows if rows is None else rows
+        for start in range(0, len(rows), _GOLD_BATCH):
+            batch = rows[start : start + _GOLD_BATCH]
+            contents = self._files.read_many([row.gt_path for row in batch])
+            for row in batch:
+                yield row, self._gold(row, contents[row.gt_path])
+
+    def gold(self, row: Row) -> dict[str, Any]:
+        """One row's gold extraction."""
+        return self._gold(row, self._files.read_many([row.gt_path])[row.gt_path])
+
+    def check_golds(self) -> None:
+        """Step 11: every row's gold, even when a run selects a few, reads as a JSON object."""
+        for _ in self.golds():
+            pass
+
+    def _gold(self, row: Row, content: bytes | OebError) -> dict[str, Any]:
+        """Parse a gold file; a BOM is accepted (the reference refuses it, see the README)."""
+        if isinstance(content, StorageNotFoundError):
+            raise self._gold_error(row, "no such file")
+        if isinstance(content, OebError):
+            raise content
+        try:
+            gold = json.loads(content.decode("utf-8-sig"))
+        except UnicodeDecodeError as error:
+            raise self._gold_error(row, f"not UTF-8 ({error})") from error
+        except json.JSONDecodeError as error:
+            raise self._gold_error(row, f"not JSON ({error})") from error
+        if not isinstance(gold, dict):
+            kind = "list" if isinstance(gold, list) else type(gold).__name__
+            raise self._gold_error(
+                row, f"it holds a JSON {kind} where a JSON object, the extraction, is required"
+            )
+        return gold
+
+    def _gold_error(self, row: Row, reason: str) -> GoldError:
+        return GoldError(
+            f"the gold of {row.doc_id} ({self.gold_url(row)}) cannot be read: {reason}; field_matching reads "
+            "each gold as a JSON object, so fix the file (or this dataset holds another kind of gold)"
+        )
+
+
+def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
+    """Open a dataset and check its manifest (HARNESS.md §1.3 steps 1-9); no document is read."""
+    manifest = normalised_manifest_path(manifest)
+    if url.startswith("hf://"):
+        return _open_hub(url, manifest)
+    files = _StorageFiles(str(storage.local_path(url)) if storage.is_local(url) else url.rstrip("/"))
+    if not storage.is_dir(files.root):
+        raise DatasetNotFoundError(
+            f"no dataset folder at {files.root}; give a folder, an s3:// prefix or {_hub.ACCEPTED_FORM}"
+        )
+    manifest_url = storage.join(files.root, manifest)
+    try:
+        table = storage.read_parquet(manifest_url)
+    except StorageNotFoundError as error:
+        raise _missing_manifest(manifest_url) from error
+    except StorageFormatError as error:
+        raise ManifestError(f"{error}; a manifest is a parquet file") from error
+    identity = str(Path(files.root).resolve()) if storage.is_local(url) else files.root
+    rows = rows_from_table(table, manifest_url)
+    return Dataset(url, manifest, identity, None, files.root, rows, files)
+
+
+def check_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
+    """Every check of §1.3, in order: the manifest, then every document file, then every gold."""
+    dataset = open_dataset(url, manifest)
+    dataset.check_documents()
+    dataset.check_golds()
+    return dataset
+
+
+def _open_hub(url: str, manifest: str) -> Dataset:
+    snapshot = _hub.pin(_hub.parse_address(url))
+    if manifest not in snapshot.files:
+        if snapshot.cached_only:
+            raise HubError(
+                f"the manifest {manifest} of {snapshot.root} cannot be read: {snapshot.missing_fix}"
+            )
+        raise _missing_manifest(f"{snapshot.root}/{manifest}")
+    manifest_url = f"{snapshot.root}/{manifest}"
+    try:
+        table = storage.read_parquet(str(snapshot.local_path(manifest)))
+    except StorageFormatError as error:
+        raise ManifestError(f"{manifest_url} is not a parquet file; a manifest is a parquet file") from error
+    rows = rows_from_table(table, manifest_url)
+    return Dataset(url, manifest, snapshot.address.url, snapshot.commit, snapshot.root, rows, snapshot)
+
+
+def _missing_manifest(manifest_url: str) -> ManifestError:
+    return ManifestError(
+        f"no manifest at {manifest_url}; a manifest is a parquet file inside the dataset with one row per "
+        f"document and the columns {', '.join(REQUIRED_COLUMNS)} (pick another --manifest or dataset)"
+    )

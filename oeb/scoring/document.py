@@ -1,0 +1,138 @@
+"""Document preparation and flattening (SCORING.md sections 2.1, 2.2 and 3).
+
+Preparation unwraps `{"value": ..., "confidence": ...}` envelopes on both sides and drops
+`<key>_citations` / `<key>_meta` sidecars beside their key in the prediction. Flattening maps every
+scalar to its address, a tuple of `("k", key)` and `("i", index)` steps, while skipping open maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from oeb.scoring.schema import array_name, is_open_map, items_schema, property_schema, read_node
+
+__all__ = ["states_nothing"]
+
+Address = tuple[tuple[str, Any], ...]
+Leaf = tuple[Address, Any]
+
+ENVELOPE_METADATA = frozenset(
+    [
+        "citations",
+        "citation",
+        "confidence",
+        "score",
+        "reasoning",
+        "evidence",
+        "provenance",
+        "source",
+        "sources",
+        "page",
+        "pages",
+        "bbox",
+        "span",
+        "spans",
+        "offset",
+        "offsets",
+        "extraction_status",
+        "status",
+        "meta",
+    ]
+)
+SIDECAR_SUFFIXES = ("_citations", "_meta")
+
+
+def states_nothing(value: Any) -> bool:
+    """The default `absent` rule: null, empty containers and blank strings are not values."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, (list, dict)):
+        return not value
+    return False
+
+
+def unwrap_envelopes(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "value" in value and len(value) > 1 and all(k == "value" or k in ENVELOPE_METADATA for k in value):
+            return unwrap_envelopes(value["value"])
+        return {key: unwrap_envelopes(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unwrap_envelopes(item) for item in value]
+    return value
+
+
+def _is_sidecar(key: str, siblings: dict[str, Any]) -> bool:
+    return any(key.endswith(suffix) and key[: -len(suffix)] in siblings for suffix in SIDECAR_SUFFIXES)
+
+
+def drop_sidecars(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: drop_sidecars(item) for key, item in value.items() if not _is_sidecar(key, value)}
+    if isinstance(value, list):
+        return [drop_sidecars(item) for item in value]
+    return value
+
+
+def prepare(document: Any, *, prediction: bool) -> dict[str, Any]:
+    prepared = unwrap_envelopes(document)
+    if prediction:
+        prepared = drop_sidecars(prepared)
+    return prepared if isinstance(prepared, dict) else {}
+
+
+def document_arrays(document: Any, path: tuple[tuple[str, Any], ...] = ()) -> Iterator[str]:
+    """Names of every array in a document, empty ones included."""
+    if isinstance(document, dict):
+        for key, item in document.items():
+            yield from document_arrays(item, (*path, ("k", key)))
+    elif isinstance(document, list):
+        yield array_name(path)
+        for item in document:
+            yield from document_arrays(item, (*path, ("i", None)))
+
+
+class _SchemaView:
+    """A schema node read once: its branch-unwrapped form and whether it is an open map."""
+
+    __slots__ = ("node", "open")
+
+    def __init__(self, schema: Any) -> None:
+        self.node = read_node(schema)
+        self.open = is_open_map(self.node)
+
+
+def flatten(
+    document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]
+) -> tuple[list[Leaf], list[Address]]:
+    """Every non-absent scalar with its address, in document order, and the open maps skipped."""
+    leaves: list[Leaf] = []
+    skipped: list[Address] = []
+    views: dict[int, _SchemaView] = {}
+
+    def view(schema: Any) -> _SchemaView:
+        found = views.get(id(schema))
+        if found is None:
+            found = views[id(schema)] = _SchemaView(schema)
+        return found
+
+    def walk(value: Any, schema: Any, address: Address) -> None:
+        here = view(schema)
+        if here.open:
+            skipped.append(address)
+            return
+        if isinstance(value, dict) and value:
+            node = here.node
+            for key, item in value.items():
+                walk(item, property_schema(node, key), (*address, ("k", key)))
+        elif isinstance(value, list) and value:
+            child = items_schema(here.node)
+            for index, item in enumerate(value):
+                walk(item, child, (*address, ("i", index)))
+        elif address and not absent(value):
+            leaves.append((address, value))
+
+    walk(document, schema, ())
+    return leaves, skipped

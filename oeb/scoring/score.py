@@ -1,0 +1,262 @@
+"""`score()`: one prediction against its gold under the document's schema (SCORING.md 1, 5.9, 6)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from oeb.errors import ScoreArgumentError, ScoreOptionError
+from oeb.scoring.canonical import canonical_key
+from oeb.scoring.document import document_arrays, flatten, prepare, states_nothing
+from oeb.scoring.pairing import Aligner, Leaf, Row, build_tree
+from oeb.scoring.schema import ResolvedSchema, resolve_schema
+
+__all__ = ["RESULTS", "Verdict", "score", "show_address"]
+
+Address = tuple[tuple[str, Any], ...]
+
+RESULTS = ("matched", "misread", "unfound", "fabricated", "invented_item", "invented_field")
+SKIPPED = "skipped_open_map"
+MAX_ARRAYS_LISTED = 12
+
+
+class Verdict(NamedTuple):
+    """What happened to one address: both sides' values, their canonical keys and the result."""
+
+    address: Address
+    gold_raw: Any
+    pred_raw: Any
+    gold_canon: str | None
+    pred_canon: str | None
+    result: str
+
+
+def show_address(address: Address) -> str:
+    """The printed form: `invoices[0].lines[p1].sku`; `<root>` for the empty address."""
+    if not address:
+        return "<root>"
+    parts: list[str] = []
+    for kind, name in address:
+        if kind == "i":
+            parts.append(f"[{name}]")
+        else:
+            parts.append(f".{name}" if parts else str(name))
+    return "".join(parts)
+
+
+def reading_order(address: Address) -> tuple:
+    """Keys alphabetically, indices numerically, `pN` labels after indices and as strings."""
+    return tuple(
+        (kind, isinstance(name, str), name if isinstance(name, int) else 0, str(name))
+        for kind, name in address
+    )
+
+
+def score(
+    pred: dict[str, Any] | None,
+    gold: dict[str, Any] | None,
+    schema: dict[str, Any],
+    order_matters: Iterable[str] | bool = (),
+    verdicts: bool = False,
+    absent: Callable[[Any], bool] = states_nothing,
+) -> dict[str, Any]:
+    """Score `pred` against `gold`, exactly as omni-extract-bench 1.0.0 does.
+
+    Returns the metrics and counts of SCORING.md 1.3, and with `verdicts=True` one `Verdict` per
+    address (skipped open maps first, then reading order).
+    """
+    _check_documents(pred, gold, schema)
+    resolved = resolve_schema(schema)
+    positional = _positional_arrays(order_matters, resolved, pred, gold)
+    pred_doc = prepare(pred if pred is not None else {}, prediction=True)
+    gold_doc = prepare(gold if gold is not None else {}, prediction=False)
+    return _Scoring(pred_doc, gold_doc, resolved, positional, absent).result(verdicts)
+
+
+def _check_documents(pred: Any, gold: Any, schema: Any) -> None:
+    if pred is not None and not isinstance(pred, dict):
+        raise ScoreArgumentError(
+            "the prediction must be a JSON object (the extraction) or None for no answer, "
+            f"not {type(pred).__name__}; parse JSON text before scoring it"
+        )
+    if gold is not None and not isinstance(gold, dict):
+        raise ScoreArgumentError(
+            f"the ground truth must be a JSON object, not {type(gold).__name__}; documents whose root is "
+            "an array are not supported: wrap the array in an object on both sides"
+        )
+    if schema is not None and not isinstance(schema, dict):
+        raise ScoreArgumentError(f"the schema must be a JSON object, not {type(schema).__name__}")
+    if not schema:
+        raise ScoreArgumentError(
+            "a schema is required: without it open maps cannot be found and fabricated values cannot be "
+            "told from invented ones; pass the schema the prediction was generated against"
+        )
+
+
+def _positional_arrays(
+    order_matters: Iterable[str] | bool, schema: ResolvedSchema, pred: Any, gold: Any
+) -> frozenset[str] | bool:
+    """The arrays compared by position: `True` for all, else a set of names, each checked."""
+    if isinstance(order_matters, bool):
+        return order_matters
+    if isinstance(order_matters, str):
+        raise ScoreArgumentError(
+            f"order_matters takes a list of array names, not one string: write [{order_matters!r}] "
+            "(a bare string would be read character by character)"
+        )
+    if order_matters is None:
+        raise ScoreArgumentError("order_matters takes a list of array names, True or False, not None")
+    names = list(order_matters)
+    for name in names:
+        if not isinstance(name, str):
+            raise ScoreArgumentError(
+                f"order_matters entries must be array names (str), not {type(name).__name__}"
+            )
+    if not names:
+        return frozenset()
+    known = set(schema.array_names())
+    for document, is_prediction in ((gold, False), (pred, True)):
+        known.update(document_arrays(document))
+        known.update(document_arrays(prepare(document, prediction=is_prediction)))
+    for name in names:
+        if name not in known:
+            listed = ", ".join(repr(n) for n in sorted(known)[:MAX_ARRAYS_LISTED])
+            available = f"arrays available: {listed}" if known else "these documents have no arrays"
+            raise ScoreOptionError(f"order_matters names {name!r}, which is not an array here; {available}")
+    return frozenset(names)
+
+
+class _Scoring:
+    """One scoring: both documents flattened, the prediction renumbered, then compared."""
+
+    def __init__(
+        self,
+        pred: dict[str, Any],
+        gold: dict[str, Any],
+        schema: ResolvedSchema,
+        positional: frozenset[str] | bool,
+        absent: Callable[[Any], bool],
+    ) -> None:
+        self.schema = schema
+        keys: dict[tuple[type, Any], str] = {}
+        pred_leaves, pred_skipped = flatten(pred, schema.root, absent)
+        gold_leaves, gold_skipped = flatten(gold, schema.root, absent)
+        self.skipped = sorted(dict.fromkeys(gold_skipped + pred_skipped), key=reading_order)
+        self.gold_tree = build_tree(_keyed(gold_leaves, keys))
+        self.pred_tree = build_tree(_keyed(pred_leaves, keys))
+        self.aligner = Aligner(1 + len(pred_leaves), positional)
+        self.aligner.align(self.pred_tree, self.gold_tree)
+        self.gold = {leaf.address: leaf for leaf in _leaves(self.gold_tree, ())}
+        self.pred = {address: leaf for address, leaf in _relabelled(self.pred_tree, ())}
+
+    def result(self, with_verdicts: bool) -> dict[str, Any]:
+        gold, pred = self.gold, self.pred
+        counts = dict.fromkeys(RESULTS, 0)
+        found: list[Verdict] = []
+        for address in gold.keys() | pred.keys():
+            g, p = gold.get(address), pred.get(address)
+            outcome = self._outcome(address, g, p)
+            counts[outcome] += 1
+            if with_verdicts:
+                found.append(
+                    Verdict(
+                        address,
+                        g.raw if g else None,
+                        p.raw if p else None,
+                        g.key if g else None,
+                        p.key if p else None,
+                        outcome,
+                    )
+                )
+        total = sum(counts.values())
+        matched = counts["matched"]
+        shared = matched + counts["misread"]
+        asserted, expected = len(pred), len(gold)
+        precision = matched / asserted if asserted else 0.0
+        recall = matched / expected if expected else 0.0
+        gold_rows, pred_rows, matched_rows = _row_counts(self.gold_tree, self.pred_tree)
+        result: dict[str, Any] = {
+            "accuracy": matched / total if total else 0.0,
+            "precision": precision,
+            "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+            "total": total,
+            **counts,
+            "asserted": asserted,
+            "addresses_found": shared / total if total else 0.0,
+            "addresses_read_right": matched / shared if shared else 0.0,
+            "gold_rows": gold_rows,
+            "pred_rows": pred_rows,
+            "matched_rows": matched_rows,
+            "matching_exact": not self.aligner.approximated,
+            "approximated": sorted(self.aligner.approximated, reverse=True),
+            "skipped_open_maps": [show_address(a) for a in self.skipped],
+        }
+        if with_verdicts:
+            found.sort(key=lambda v: reading_order(v.address))
+            result["verdicts"] = [Verdict(a, None, None, None, None, SKIPPED) for a in self.skipped] + found
+        return result
+
+    def _outcome(self, address: Address, gold: Leaf | None, pred: Leaf | None) -> str:
+        if gold is not None and pred is not None:
+            return "matched" if gold.key == pred.key else "misread"
+        if pred is None:
+            return "unfound"
+        if any(kind == "i" and isinstance(name, str) for kind, name in address):
+            return "invented_item"
+        slot = tuple((kind, None) if kind == "i" else (kind, name) for kind, name in address)
+        return "fabricated" if slot in self.schema.slots else "invented_field"
+
+
+def _keyed(leaves: list[tuple[Address, Any]], keys: dict[tuple[type, Any], str]) -> list[Leaf]:
+    """Leaves with their canonical keys, each distinct value canonicalised once."""
+    keyed = []
+    for address, raw in leaves:
+        try:
+            memo = (raw.__class__, raw)
+            key = keys.get(memo)
+            if key is None:
+                key = keys[memo] = canonical_key(raw)
+        except TypeError:  # an empty list or object under a custom `absent` rule
+            key = canonical_key(raw)
+        keyed.append(Leaf(address, raw, key))
+    return keyed
+
+
+def _leaves(row: Row, prefix: Address) -> Iterable[Leaf]:
+    for _, leaf in row.leaves:
+        yield leaf
+    for array in row.arrays.values():
+        for child in array.rows.values():
+            yield from _leaves(child, prefix)
+
+
+def _relabelled(row: Row, prefix: Address) -> Iterable[tuple[Address, Leaf]]:
+    """The prediction's leaves at their renumbered addresses."""
+    for suffix, leaf in row.leaves:
+        yield (*prefix, *suffix), leaf
+    for path, array in row.arrays.items():
+        for child in array.rows.values():
+            yield from _relabelled(child, (*prefix, *path, ("i", child.label)))
+
+
+def _row_counts(gold: Row, pred: Row) -> tuple[int, int, int]:
+    """Object rows per array on each side after renumbering, and those present on both (5.9)."""
+    gold_objects = _object_rows(gold, (), {})
+    pred_objects = _object_rows(pred, (), {})
+    matched = sum(len(indices & pred_objects.get(prefix, set())) for prefix, indices in gold_objects.items())
+    return (
+        sum(map(len, gold_objects.values())),
+        sum(map(len, pred_objects.values())),
+        matched,
+    )
+
+
+def _object_rows(row: Row, prefix: Address, found: dict[Address, set[Any]]) -> dict[Address, set[Any]]:
+    for path, array in row.arrays.items():
+        where = (*prefix, *path)
+        for child in array.rows.values():
+            if child.is_object:
+                found.setdefault(where, set()).add(child.label)
+            _object_rows(child, (*where, ("i", child.label)), found)
+    return found

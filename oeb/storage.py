@@ -1,0 +1,304 @@
+"""One thin layer over fsspec: every file oeb reads or writes is named by a URL.
+
+A URL is a plain path, `file://...`, `s3://bucket/prefix` or `hf://datasets/org/name[@revision]/...`
+(read-only). Going through this module is what makes a run folder on S3 behave like one on disk:
+writes are atomic (a reader never sees half a file), a folder is listed with one listing call, and
+S3 is configured from the standard AWS environment (`AWS_ENDPOINT_URL`, `AWS_PROFILE`, keys), so
+MinIO, R2 and moto work unchanged. Every failure is a `StorageError` naming the URL and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.spec import AbstractFileSystem
+
+from oeb.errors import (
+    StorageAccessError,
+    StorageError,
+    StorageFormatError,
+    StorageNotFoundError,
+    StorageURLError,
+)
+
+__all__ = [
+    "exists",
+    "is_dir",
+    "is_local",
+    "join",
+    "list_files",
+    "local_path",
+    "read_bytes",
+    "read_json",
+    "read_jsonl",
+    "read_many",
+    "read_parquet",
+    "read_text",
+    "write_bytes",
+    "write_json",
+    "write_jsonl",
+    "write_parquet",
+    "write_text",
+]
+
+_READ_ONLY_PROTOCOLS = frozenset({"hf", "http", "https"})
+_READ_THREADS = 8
+
+
+def _protocol(url: str) -> str:
+    scheme, separator, _ = url.partition("://")
+    return scheme.lower() if separator else "file"
+
+
+def is_local(url: str) -> bool:
+    """True for a plain path or a `file://` URL: the only storage where a file has an OS path."""
+    return _protocol(url) in ("file", "local")
+
+
+def join(url: str, *parts: str) -> str:
+    """The URL of a relative POSIX path under the folder `url`."""
+    return "/".join([url.rstrip("/"), *(part.strip("/") for part in parts if part)])
+
+
+def local_path(url: str) -> Path:
+    """The OS path of a local URL (a plain path or `file://`)."""
+    if not is_local(url):
+        raise StorageURLError(f"{url} is not on local disk; give a folder path or a file:// URL")
+    return Path(fsspec.core.strip_protocol(url)).absolute()
+
+
+def _storage_options(protocol: str) -> dict[str, Any]:
+    """Options read from the environment at call time, so a changed variable takes effect at once.
+
+    They are also part of fsspec's instance-cache key: a new `AWS_ENDPOINT_URL` gets a new client.
+    """
+    if protocol in ("s3", "s3a"):
+        # Listings are never cached: other processes (Ray workers) write the same folders.
+        options: dict[str, Any] = {"use_listings_cache": False}
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        if endpoint:
+            options["client_kwargs"] = {"endpoint_url": endpoint}
+        if os.environ.get("AWS_PROFILE"):
+            options["profile"] = os.environ["AWS_PROFILE"]
+        return options
+    if protocol == "hf" and os.environ.get("HF_ENDPOINT"):
+        return {"endpoint": os.environ["HF_ENDPOINT"]}
+    return {}
+
+
+def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
+    protocol = _protocol(url)
+    try:
+        return fsspec.core.url_to_fs(url, **_storage_options(protocol))
+    except (ValueError, ImportError) as error:
+        raise StorageURLError(
+            f"{url}: oeb cannot use the {protocol}:// protocol ({error}); "
+            "give a folder, a file://, s3:// or hf:// URL"
+        ) from error
+
+
+def _is_boto_error(error: BaseException) -> bool:
+    """True for botocore's own errors (no credentials, endpoint unreachable), without importing it."""
+    exceptions = sys.modules.get("botocore.exceptions")
+    return exceptions is not None and isinstance(error, exceptions.BotoCoreError)
+
+
+def _storage_error(url: str, action: str, error: BaseException) -> StorageError | None:
+    """The `StorageError` naming the URL and the fix for an error of fsspec, s3fs or the OS."""
+    if isinstance(error, StorageError):
+        return error
+    if isinstance(error, FileNotFoundError):
+        return StorageNotFoundError(f"cannot {action} {url}: no such file or folder; check the URL")
+    if isinstance(error, IsADirectoryError | NotADirectoryError):
+        return StorageNotFoundError(f"cannot {action} {url}: a folder and a file are mixed up; check the URL")
+    if isinstance(error, PermissionError):
+        return StorageAccessError(
+            f"cannot {action} {url}: permission denied; check the credentials "
+            "(AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) or the folder's permissions"
+        )
+    if isinstance(error, OSError) or _is_boto_error(error):
+        return StorageAccessError(
+            f"cannot {action} {url}: {error}; check the endpoint (AWS_ENDPOINT_URL), "
+            "the credentials and the network"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def _reported(url: str, action: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as error:
+        reported = _storage_error(url, action, error)
+        if reported is None or reported is error:
+            raise
+        raise reported from error
+
+
+def exists(url: str) -> bool:
+    """True when a file or a folder exists at the URL."""
+    fs, path = _filesystem(url)
+    with _reported(url, "look up"):
+        return fs.exists(path)
+
+
+def is_dir(url: str) -> bool:
+    """True when the URL is a folder (on S3: a prefix with at least one object under it)."""
+    fs, path = _filesystem(url)
+    with _reported(url, "look up"):
+        return fs.isdir(path)
+
+
+def list_files(url: str) -> dict[str, int]:
+    """Every file under the folder `url` (relative POSIX path -> size), from one recursive listing.
+
+    A folder that does not exist lists as empty, as an S3 prefix with no objects does.
+    """
+    fs, path = _filesystem(url)
+    with _reported(url, "list"):
+        if not fs.isdir(path):
+            return {}
+        found = fs.find(path, detail=True)
+    root = path.rstrip("/") + "/"
+    return {name.removeprefix(root): int(info.get("size") or 0) for name, info in found.items()}
+
+
+def read_bytes(url: str) -> bytes:
+    """The whole content of a file."""
+    fs, path = _filesystem(url)
+    with _reported(url, "read"):
+        return fs.cat_file(path)
+
+
+def read_many(folder: str, paths: Sequence[str]) -> dict[str, bytes | StorageError]:
+    """Read many files under one folder concurrently (object storage answers one file per request).
+
+    A file that cannot be read maps to its `StorageError` instead of stopping the others, so a
+    caller can report every bad file by name. (Not `fs.cat(list)`: it would glob ids with brackets.)
+    """
+    fs, root = _filesystem(folder)
+
+    def read(path: str) -> bytes | StorageError:
+        try:
+            return fs.cat_file(join(root, path))
+        except Exception as error:
+            reported = _storage_error(join(folder, path), "read", error)
+            if reported is None:
+                raise
+            return reported
+
+    with ThreadPoolExecutor(max_workers=_READ_THREADS) as pool:
+        return dict(zip(paths, pool.map(read, paths), strict=True))
+
+
+def read_text(url: str) -> str:
+    """A UTF-8 text file (a leading byte-order mark is dropped)."""
+    data = read_bytes(url)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise StorageFormatError(f"{url} is not UTF-8 text ({error}); re-save it as UTF-8") from error
+
+
+def read_json(url: str) -> Any:
+    """A JSON file, parsed."""
+    try:
+        return json.loads(read_text(url))
+    except json.JSONDecodeError as error:
+        raise StorageFormatError(f"{url} is not JSON ({error}); fix or rewrite the file") from error
+
+
+def read_jsonl(url: str) -> list[Any]:
+    """A JSON Lines file: one parsed value per non-blank line."""
+    values = []
+    for number, line in enumerate(read_text(url).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise StorageFormatError(
+                f"{url} line {number} is not JSON ({error}); fix or rewrite the file"
+            ) from error
+    return values
+
+
+def read_parquet(url: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """A parquet file as a pyarrow table (only `columns`, when given)."""
+    fs, path = _filesystem(url)
+    with _reported(url, "read"):
+        try:
+            return pq.read_table(path, filesystem=fs, columns=columns)
+        except pa.ArrowInvalid as error:
+            message = f"{url} is not a parquet file ({error}); rewrite it as parquet"
+            raise StorageFormatError(message) from error
+
+
+def write_bytes(url: str, data: bytes) -> None:
+    """Write a whole file atomically: a temporary file renamed into place on local disk, a single
+    PUT on object storage (a multipart upload above 100 MB, also invisible until complete)."""
+    protocol = _protocol(url)
+    if protocol in _READ_ONLY_PROTOCOLS:
+        raise StorageURLError(
+            f"cannot write {url}: {protocol}:// is read-only for oeb; write to a folder or s3://"
+        )
+    fs, path = _filesystem(url)
+    with _reported(url, "write"):
+        if isinstance(fs, LocalFileSystem):
+            _replace_local_file(Path(path), data)
+        else:
+            fs.pipe_file(path, data)
+
+
+def _replace_local_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{path.name}."
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=prefix, suffix=".tmp", delete=False) as file:
+        temporary = Path(file.name)
+        try:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_text(url: str, text: str) -> None:
+    """Write a UTF-8 text file atomically."""
+    write_bytes(url, text.encode("utf-8"))
+
+
+def write_json(url: str, value: Any) -> None:
+    """Write one JSON value the way every run file is written: UTF-8, indent 2, trailing newline."""
+    write_text(url, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_jsonl(url: str, values: Iterable[Any]) -> None:
+    """Write JSON Lines atomically: one `json.dumps` per line, `ensure_ascii=False`."""
+    write_text(url, "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values))
+
+
+def write_parquet(url: str, table: pa.Table) -> None:
+    """Write a pyarrow table as one parquet file, atomically."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    write_bytes(url, buffer.getvalue())

@@ -1,0 +1,111 @@
+"""HTTP plumbing shared by the vendor adapters: one place that turns statuses and transport errors
+into the failure taxonomy, and one poll loop that never abandons a job already paid for."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+
+from oeb.systems._reading import reading
+from oeb.systems.base import Budget
+from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
+
+USER_AGENT = "oeb"
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds a vendor asked us to wait (`Retry-After` as seconds or an HTTP date)."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def status_failure(system: str, what: str, response: httpx.Response) -> SystemFailed:
+    text = response.text
+    return SystemFailed(
+        f"{system} answered HTTP {response.status_code} to {what}: {text[:300]}",
+        status=response.status_code,
+        body=text,
+        retry_after=retry_after(response.headers),
+    )
+
+
+def transport_failure(system: str, what: str, error: BaseException) -> SystemFailed:
+    """A client-side timeout is a `SystemTimeout`; any other transport error `SystemUnreachable`.
+
+    Callers chain the original error (`raise ... from error`) so a refused connection stays visible
+    to `predict`, which stops the run for it.
+    """
+    if isinstance(error, TimeoutError | httpx.TimeoutException):
+        return SystemTimeout(f"{system} did not answer {what} in time ({type(error).__name__})")
+    return SystemUnreachable(f"could not reach {system} for {what}: {type(error).__name__}: {error}")
+
+
+class Session:
+    """One document's requests to one vendor: a client plus the budget every request is cut to."""
+
+    def __init__(self, system: str, budget: Budget, *, base_url: str = "", headers: dict[str, str]) -> None:
+        self.system = system
+        self.budget = budget
+        self.client = httpx.Client(base_url=base_url, headers={"User-Agent": USER_AGENT, **headers})
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
+    def send(
+        self, method: str, url: str, what: str, *, timeout: float, expect: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """One request, cut to the remaining budget; a non-2xx status (or not `expect`) fails."""
+        limit = max(0.001, min(timeout, self.budget.remaining()))
+        try:
+            response = self.client.request(method, url, timeout=limit, **kwargs)
+        except httpx.TransportError as error:
+            raise transport_failure(self.system, what, error) from error
+        status = response.status_code
+        if (expect is not None and status != expect) or not 200 <= status < 300:
+            raise status_failure(self.system, what, response)
+        return response
+
+    def json(self, method: str, url: str, what: str, *, timeout: float, **kwargs: Any) -> Any:
+        """`send`, then the body as JSON (a body that is not JSON is a malformed answer)."""
+        response = self.send(method, url, what, timeout=timeout, **kwargs)
+        with reading(f"the answer to {what}", status=response.status_code, body=response.text):
+            return response.json()
+
+    def poll(self, fetch: Callable[[], Any], *, interval: float, what: str) -> Iterator[Any]:
+        """Yield each successful poll's result until the caller stops; sleep `interval` in between.
+
+        A failed poll (transport error or transient status) is retried with growing waits, up to the
+        policy's limit of consecutive failures, so a running, already-billed job is not abandoned
+        for a short outage; any other failing status ends the loop at once.
+        """
+        polls = failures = 0
+        while True:
+            self.budget.check(f"{what} was still running after {polls} polls")
+            polls += 1
+            try:
+                result = fetch()
+            except SystemFailed as error:
+                outage = error.transient or (isinstance(error, SystemUnreachable | SystemTimeout))
+                failures += 1
+                if not outage or failures >= self.budget.policy.poll_failures:
+                    raise
+                self.budget.sleep(self.budget.policy.poll_delay(failures))
+                continue
+            failures = 0
+            yield result
+            self.budget.sleep(interval)

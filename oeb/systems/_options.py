@@ -1,0 +1,137 @@
+"""Checking user-given options against an adapter's dataclass fields (HARNESS.md 5.4).
+
+Options are part of a run's identity, so they must be plain JSON and must round-trip: an int given
+for a float option becomes a float (`0` and `0.0` name one run), a list for a tuple option a tuple.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import types
+import typing
+from dataclasses import MISSING
+from typing import Any, NamedTuple
+
+from oeb.systems.errors import OptionError
+
+_SIMPLE = {str: "str", int: "int", float: "float", bool: "bool", list: "list", dict: "dict", tuple: "tuple"}
+
+
+class OptionInfo(NamedTuple):
+    """One option as `oeb systems NAME` shows it."""
+
+    name: str
+    default: Any  # `REQUIRED` when the option has no default
+    help: str
+    choices: tuple[Any, ...]
+
+
+REQUIRED = "(required)"
+
+
+def describe(cls: type) -> list[OptionInfo]:
+    infos = []
+    for field in dataclasses.fields(cls):
+        if field.default is not MISSING:
+            default = field.default
+        elif field.default_factory is not MISSING:
+            default = field.default_factory()
+        else:
+            default = REQUIRED
+        meta = field.metadata
+        infos.append(OptionInfo(field.name, default, meta.get("help", ""), tuple(meta.get("choices", ()))))
+    return infos
+
+
+def is_plain(value: Any) -> bool:
+    """Whether `value` is plain JSON (finite numbers, str-keyed objects)."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(is_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_plain(v) for k, v in value.items())
+    return False
+
+
+def plain(value: Any) -> Any:
+    """An option value as JSON stores it (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def _accepted(annotation: Any) -> tuple[type | None, ...] | None:
+    """The simple types an annotation allows (None for null), or None when it is not simple."""
+    if annotation is type(None):
+        return (None,)
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        members = [_accepted(a) for a in typing.get_args(annotation)]
+        if any(m is None for m in members):
+            return None
+        return tuple(t for m in members for t in m)  # type: ignore[union-attr]
+    base = origin or annotation
+    return (base,) if base in _SIMPLE else None
+
+
+def _fits(value: Any, kind: type | None) -> bool:
+    if kind is None:
+        return value is None
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is tuple:
+        return isinstance(value, list | tuple)
+    return isinstance(value, kind)
+
+
+def _coerce(value: Any, kinds: tuple[type | None, ...]) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and float in kinds and int not in kinds:
+        return float(value)
+    if isinstance(value, list) and tuple in kinds:
+        return tuple(value)
+    return value
+
+
+def _type_names(kinds: tuple[type | None, ...]) -> str:
+    return " or ".join("null" if k is None else _SIMPLE[k] for k in kinds)
+
+
+def validate(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments to build `cls` from user `options`, or an `OptionError`."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    name = getattr(cls, "name", cls.__name__)
+    listing = ", ".join(fields) or "none"
+    for key in options:
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise OptionError(f"{name} has no option {key!r}{hint}; its options are: {listing}")
+    missing = [
+        f
+        for f in fields.values()
+        if f.default is MISSING and f.default_factory is MISSING and f.name not in options
+    ]
+    if missing:
+        names = ", ".join(f.name for f in missing)
+        raise OptionError(f"{name} needs a value for the option(s) {names}, which have no default")
+    hints = typing.get_type_hints(cls)
+    checked = {}
+    for key, value in options.items():
+        if not is_plain(value):
+            raise OptionError(f"option {key!r} of {name} must be plain JSON, not {type(value).__name__}")
+        kinds = _accepted(hints[key])
+        if kinds is not None:
+            if not any(_fits(value, k) for k in kinds):
+                raise OptionError(
+                    f"option {key!r} of {name} takes {_type_names(kinds)}, "
+                    f"not {value!r} ({type(value).__name__})"
+                )
+            value = _coerce(value, kinds)
+        checked[key] = value
+    return checked

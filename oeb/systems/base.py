@@ -1,0 +1,253 @@
+"""The adapter contract: what a system is given for one document and what it hands back.
+
+An adapter is a frozen dataclass whose fields are its options (fixed for a whole run, so it can be
+rebuilt anywhere — a thread, a process, a remote worker — from its name and options alone). Class
+attributes carry everything that is not an option: name, description, API-key variables, default
+workers and retry policy. The one method to write is `extract`; `prepare_schema` (the vendor's
+schema dialect) and `read` (pulling the extraction out of the raw answer) are optional.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple, Self
+
+from oeb.systems import _options
+from oeb.systems._reading import dig, extraction, number
+from oeb.systems.errors import DialectError, MissingKey, OptionError, SystemFailed, SystemTimeout
+
+
+class Question(NamedTuple):
+    """One document and the schema to fill, after the schema conventions (`question_schema`)."""
+
+    document: Path
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one call cost, in the vendor's own units: dollars only when the vendor states a price,
+    credits never converted. `source` names the response field a figure came from."""
+
+    usd: float | None = None
+    credits: float | None = None
+    source: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+    def __add__(self, other: Cost) -> Cost:
+        """Sum field by field; a field stays None when no part reported it."""
+
+        def add(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else a + b
+
+        sources = sorted({s for s in (self.source, other.source) for s in (s or "").split(" + ") if s})
+        usd = add(self.usd, other.usd)
+        return Cost(
+            usd=None if usd is None else round(usd, 6),
+            credits=add(self.credits, other.credits),
+            source=" + ".join(sources) or None,
+            tokens_in=add(self.tokens_in, other.tokens_in),
+            tokens_out=add(self.tokens_out, other.tokens_out),
+        )
+
+    @property
+    def priced(self) -> bool:
+        return self.usd is not None or self.credits is not None
+
+
+_COST_FIELDS = (
+    ("cost_breakdown.final_cost_cents", 0.01),
+    ("total_cost", 0.01),
+    ("usage.cost", 1.0),
+    ("usage_info.cost", 1.0),
+    ("cost", 1.0),
+)
+
+
+def scan_cost(raw: Any) -> Cost:
+    """The first dollar figure found at the usual places of a raw answer, for adapters that report
+    none (SYSTEMS.md 1.5). Reading a top-level `total_cost` as cents follows the reference, so
+    recorded costs agree with its runs."""
+    for path, scale in _COST_FIELDS:
+        value = number(dig(raw, path))
+        if value is not None:
+            return Cost(usd=round(value * scale, 6), source=f"{path}={value}")
+    return Cost()
+
+
+@dataclass
+class Call:
+    """One answer as received: `raw` is stored whole (plain JSON) so it can be re-read later."""
+
+    raw: Any
+    cost: Cost = Cost()
+    job_id: str | None = None
+    sent: Any = None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long to wait before asking again, for whole attempts and for failed polls.
+
+    Attempt waits grow exponentially (20, 60, 120 s by default, the reference's schedule), get up to
+    `jitter` of extra random wait so parallel workers do not retry in lockstep, and are never shorter
+    than a vendor's `Retry-After`. Short waits inside one attempt (2, 4, 8, 16, 30 s...) keep a paid
+    job alive through failed polls and space out an LLM's re-asks; tests shrink both.
+    """
+
+    retries: int = 3
+    backoff: float = 20.0
+    multiplier: float = 3.0
+    max_backoff: float = 120.0
+    jitter: float = 0.1
+    poll_backoff: float = 2.0
+    max_poll_backoff: float = 30.0
+    poll_failures: int = 60
+
+    def __post_init__(self) -> None:
+        if self.retries < 0 or min(self.backoff, self.multiplier, self.jitter, self.poll_backoff) < 0:
+            raise OptionError("a retry policy needs non-negative retries, waits and jitter")
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (1-based)."""
+        wait = min(self.max_backoff, self.backoff * self.multiplier ** (retry - 1))
+        wait += wait * self.jitter * random.random()
+        return max(wait, retry_after or 0.0)
+
+    def poll_delay(self, failures: int) -> float:
+        """Seconds to wait after `failures` consecutive failed polls."""
+        return min(self.max_poll_backoff, self.poll_backoff * 2 ** (min(failures, 5) - 1))
+
+
+class Budget:
+    """One document's time budget, shared by every attempt, poll and back-off sleep.
+
+    It also carries the retry policy (for poll retries inside adapters) and the attempt number, so
+    simulated systems can vary their behaviour per attempt deterministically.
+    """
+
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        policy: RetryPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self.policy = policy or RetryPolicy()
+        self.attempt = 1
+        self._clock = clock
+        self._start = clock()
+
+    def elapsed(self) -> float:
+        return self._clock() - self._start
+
+    def remaining(self) -> float:
+        return max(0.0, self.seconds - self.elapsed())
+
+    def expired(self) -> bool:
+        return self.elapsed() >= self.seconds
+
+    def check(self, what: str) -> None:
+        """Give up if the budget is spent; `what` says what was still going on."""
+        if self.expired():
+            raise SystemTimeout(f"timed out at the {self.seconds:g}-second limit while {what}")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, min(seconds, self.remaining())))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """Base of every system. Subclasses are frozen dataclasses whose fields are their options; give
+    each field a default and `metadata={"help": ...}` (and `"choices"` for documented values)."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    keys: ClassVar[tuple[str, ...]] = ()
+    stand_ins: ClassVar[Mapping[str, str]] = {}
+    workers: ClassVar[int] = 5
+    retry: ClassVar[RetryPolicy] = RetryPolicy()
+    located: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = _snake(cls.__name__)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any] | None = None) -> Self:
+        """Build from user options, refusing unknown names, missing values and wrong types."""
+        return cls(**_options.validate(cls, dict(options or {})))
+
+    def options(self) -> dict[str, Any]:
+        """Every option as plain JSON, in declaration order: what records and settings store."""
+        return {f.name: _options.plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @property
+    def label(self) -> str:
+        """Prefix of run folders."""
+        return self.name
+
+    def env(self, variable: str) -> str:
+        """An API key from the environment, read at call time and never stored."""
+        for candidate in (variable, self.stand_ins.get(variable)):
+            if candidate and os.environ.get(candidate):
+                return os.environ[candidate]
+        raise MissingKey(f"{self.label} needs the environment variable {variable}: export it and run again")
+
+    def missing_keys(self) -> list[str]:
+        """Which of `keys` are unset (a stand-in variable counts as set)."""
+        return [v for v in self.keys if not any(os.environ.get(n) for n in (v, self.stand_ins.get(v)) if n)]
+
+    def check_keys(self) -> None:
+        """Refuse before any call when a key variable is unset."""
+        for variable in self.missing_keys():
+            self.env(variable)
+
+    def secrets(self) -> list[str]:
+        """Values of this system's key variables, so they can be redacted from anything it returns."""
+        names = [*self.keys, *(self.stand_ins.get(k) for k in self.keys)]
+        return [os.environ[n] for n in names if n and os.environ.get(n)]
+
+    def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Reshape the schema into what the vendor accepts; raise `DialectError` if it cannot."""
+        return schema
+
+    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        """Do every request for one attempt within `budget`; return the answer as received or raise
+        `SystemFailed`. Never return an empty answer."""
+        raise NotImplementedError
+
+    def read(self, raw: Any) -> dict[str, Any]:
+        """The extraction inside a raw answer; raise `SystemFailed` if there is none."""
+        return extraction(raw.get("extraction") if isinstance(raw, dict) else None)
+
+    def call(self, question: Question, budget: Budget) -> Call:
+        """One attempt: dialect, extract, the generic cost scan, and `sent` attached either way."""
+        try:
+            sent = self.prepare_schema(question.schema)
+        except DialectError as error:
+            error.sent = question.schema
+            raise
+        try:
+            answer = self.extract(question.document, sent, budget)
+        except SystemFailed as error:
+            error.sent = sent
+            raise
+        if not answer.cost.priced:
+            answer.cost = answer.cost + scan_cost(answer.raw)
+        answer.sent = sent
+        return answer

@@ -1,0 +1,147 @@
+"""`mock`: an offline, simulated system that answers from the gold, with seeded mistakes and faults.
+
+It exists so that a whole run (plan, predict, retries, grading, reports) works with no API key and
+no network, and so that the engine and the scorer can be tested against known error rates. It is
+not a benchmark entry: its answers are the gold, damaged on purpose.
+
+The gold of a document is `<gold>/<document stem>.json`; with no `gold` option it is looked up in
+the dataset layout, `<document folder>/../gold/<stem>.json` (the harness never hands gold to a
+system). Every random choice comes from `seed` and the document's name (faults also from the
+attempt number), so a run is reproducible and a retried fault can clear.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout
+
+
+def _rate(help_text: str) -> Any:
+    return field(default=0.0, metadata={"help": help_text, "rate": True})
+
+
+def _misread(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + rng.choice((1, -1)) * max(1, abs(value) // 10)
+    return f"{value}~" if rng.random() < 0.5 else str(value)[::-1] + "?"
+
+
+def _invent(model: Any, rng: random.Random) -> Any:
+    """An array item like `model` with every value changed, so it pairs with no gold item."""
+    if isinstance(model, dict):
+        return {k: _invent(v, rng) for k, v in model.items()}
+    if isinstance(model, list):
+        return [_invent(v, rng) for v in model]
+    return "invented" if model is None else _misread(model, rng)
+
+
+@dataclass(frozen=True)
+class Mock(Adapter):
+    name: ClassVar[str] = "mock"
+    description: ClassVar[str] = (
+        "OFFLINE SIMULATION: answers from the gold with seeded mistakes and faults (no key)"
+    )
+
+    gold: str = field(
+        default="", metadata={"help": "folder of <document stem>.json gold files; '' = ../gold"}
+    )
+    seed: int = field(default=0, metadata={"help": "makes every simulated choice reproducible"})
+    misread: float = _rate("chance that a gold value comes back wrong")
+    unfound: float = _rate("chance that a gold value comes back null")
+    fabricated: float = _rate("chance that a gold null comes back with a value")
+    invented_item: float = _rate("chance that an array gets an extra item")
+    invented_field: float = _rate("chance that an object gets a field the schema lacks")
+    latency: float = field(default=0.0, metadata={"help": "seconds each answer takes"})
+    rate_limit: float = _rate("chance per attempt of an HTTP 429 with Retry-After")
+    retry_after: float = field(default=1.0, metadata={"help": "Retry-After seconds of a simulated 429"})
+    server_error: float = _rate("chance per attempt of an HTTP 503")
+    timeout: float = _rate("chance per attempt that no answer comes before the time budget")
+    malformed: float = _rate("chance per attempt of an answer holding no extraction")
+    usd: float = field(default=0.0, metadata={"help": "simulated dollars per answer"})
+
+    def __post_init__(self) -> None:
+        for option in fields(self):
+            value = getattr(self, option.name)
+            if option.metadata.get("rate") and not 0.0 <= value <= 1.0:
+                raise OptionError(f"option {option.name!r} of mock is a probability, not {value!r}")
+        if min(self.latency, self.retry_after, self.usd) < 0:
+            raise OptionError("mock's latency, retry_after and usd must not be negative")
+
+    def _gold(self, document: Path) -> Any:
+        folder = Path(self.gold) if self.gold else document.parent.parent / "gold"
+        path = folder / f"{document.stem}.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as error:
+            raise SystemFailed(
+                f"mock has no usable gold for {document.stem} at {path} ({error}); set the option 'gold' "
+                "to the dataset's gold folder"
+            ) from error
+
+    def _fault(self, document: Path, budget: Budget) -> None:
+        rng = random.Random(f"{self.seed}|{document.stem}|{budget.attempt}")
+        roll, cumulative, fault = rng.random(), 0.0, None
+        for kind, chance in (
+            ("rate_limit", self.rate_limit),
+            ("server_error", self.server_error),
+            ("timeout", self.timeout),
+        ):
+            cumulative += chance
+            if roll < cumulative:
+                fault = kind
+                break
+        if fault is None:
+            return
+        if fault == "rate_limit":
+            raise SystemFailed(
+                "simulated HTTP 429: too many requests",
+                status=429,
+                body="rate limited",
+                retry_after=self.retry_after,
+            )
+        if fault == "server_error":
+            raise SystemFailed("simulated HTTP 503: service unavailable", status=503, body="unavailable")
+        budget.sleep(budget.remaining())
+        raise SystemTimeout(f"simulated: no answer within the {budget.seconds:g}-second budget")
+
+    def _damage(self, value: Any, rng: random.Random) -> Any:
+        if isinstance(value, dict):
+            out = {k: self._damage(v, rng) for k, v in value.items()}
+            if out and rng.random() < self.invented_field:
+                out[f"invented_{rng.randrange(1000)}"] = "invented"
+            return out
+        if isinstance(value, list):
+            out = [self._damage(v, rng) for v in value]
+            if out and rng.random() < self.invented_item:
+                out.append(_invent(rng.choice(value), rng))
+            return out
+        roll = rng.random()
+        if value is None:
+            return "fabricated" if roll < self.fabricated else None
+        if roll < self.unfound:
+            return None
+        if roll < self.unfound + self.misread:
+            return _misread(value, rng)
+        return value
+
+    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        gold = self._gold(document)
+        self._fault(document, budget)
+        if self.latency > budget.remaining():
+            budget.sleep(budget.remaining())
+            raise SystemTimeout(f"simulated: the answer takes {self.latency:g} s, past the budget")
+        budget.sleep(self.latency)
+        cost = Cost(usd=self.usd, source="simulated") if self.usd else Cost()
+        rng = random.Random(f"{self.seed}|{document.stem}|malformed|{budget.attempt}")
+        if rng.random() < self.malformed:
+            return Call(raw={"extraction": "simulated malformed answer", "simulated": True}, cost=cost)
+        answer = self._damage(gold, random.Random(f"{self.seed}|{document.stem}"))
+        return Call(raw={"extraction": answer, "simulated": True}, cost=cost, job_id=f"mock-{document.stem}")

@@ -1,0 +1,106 @@
+"""Reducto deep extract: upload, submit an async job, poll it, then look up its server duration."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from oeb.systems._http import Session
+from oeb.systems._reading import dig, merge_answers, number, reading
+from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.errors import OptionError, SystemFailed
+
+FINISHED = frozenset({"Completed", "Failed", "Error", "Cancelled"})
+
+
+@dataclass(frozen=True)
+class Reducto(Adapter):
+    name: ClassVar[str] = "reducto"
+    description: ClassVar[str] = "Reducto deep extract, citations off (https://reducto.ai)"
+    keys: ClassVar[tuple[str, ...]] = ("REDUCTO_API_KEY",)
+    workers: ClassVar[int] = 3
+    located: ClassVar[tuple[str, ...]] = ("base_url",)
+
+    deep_extract_model: str = field(default="v2", metadata={"help": "deep-extract model generation"})
+    system_prompt: str = field(
+        default="", metadata={"help": "extra system prompt (sent only when not empty)"}
+    )
+    agentic_table_mode: str = field(
+        default="max", metadata={"help": "agentic table parsing", "choices": ("default", "max")}
+    )
+    poll_interval: int | float = field(
+        default=5, metadata={"help": "seconds between polls (fractions allowed)"}
+    )
+    base_url: str = field(default="https://platform.reducto.ai", metadata={"help": "API address"})
+
+    def __post_init__(self) -> None:
+        if self.poll_interval < 0:
+            raise OptionError("option 'poll_interval' of reducto must not be negative")
+
+    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        headers = {"Authorization": f"Bearer {self.env('REDUCTO_API_KEY')}"}
+        with Session("reducto", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+            upload = {"file": (document.name, document.read_bytes(), "application/pdf")}
+            uploaded = http.json("POST", "/upload", "the upload", timeout=300, files=upload)
+            with reading("the upload answer", status=200, body=uploaded):
+                file_id = uploaded["file_id"]
+            instructions: dict[str, Any] = {"schema": schema}
+            if self.system_prompt:
+                instructions["system_prompt"] = self.system_prompt
+            request = {
+                "async": {"priority": False},
+                "input": file_id,
+                "parsing": {"enhance": {"agentic": [{"scope": "table", "mode": self.agentic_table_mode}]}},
+                "instructions": instructions,
+                "settings": {
+                    "deep_extract": True,
+                    "citations": {"enabled": False},
+                    "alpha": {"deep_extract_model": self.deep_extract_model},
+                },
+            }
+            submitted = http.json("POST", "/extract_async", "the extraction job", timeout=120, json=request)
+            with reading("the job answer", status=200, body=submitted):
+                job_id = submitted["job_id"]
+
+            def fetch() -> Any:
+                return http.json("GET", f"/job/{job_id}", "a poll", timeout=60)
+
+            for body in http.poll(fetch, interval=self.poll_interval, what=f"reducto job {job_id}"):
+                with reading("a poll", status=200, body=body, job_id=job_id):
+                    status = body.get("status", body.get("state"))
+                    if status in FINISHED or body.get("result") is not None:
+                        break
+            if status != "Completed":
+                raise SystemFailed(
+                    f"reducto job {job_id} ended {status}: {json.dumps(body)[:300]}",
+                    status=200,
+                    body=body,
+                    job_id=job_id,
+                )
+            raw = {**body, "latency_s": self._duration(http, job_id)}
+        credits = number(dig(raw, "result.usage.credits"))
+        return Call(
+            raw=raw,
+            cost=Cost(credits=credits, source="usage.credits") if credits is not None else Cost(),
+            job_id=job_id,
+        )
+
+    @staticmethod
+    def _duration(http: Session, job_id: str) -> float | None:
+        """Server-side seconds from the job listing; best effort, never fails a paid extraction."""
+        try:
+            listing = http.json("GET", "/jobs", "the job listing", timeout=60, params={"limit": 200})
+            return next(number(j.get("duration")) for j in listing["jobs"] if j.get("job_id") == job_id)
+        except (SystemFailed, KeyError, TypeError, AttributeError, StopIteration):
+            return None
+
+    def read(self, raw: Any) -> dict[str, Any]:
+        result = raw.get("result") if isinstance(raw, dict) else None
+        if isinstance(result, dict) and "result" in result:
+            result = result["result"]
+        merged = merge_answers(result)
+        if merged is None:
+            raise SystemFailed(f"reducto's result holds no extraction: {json.dumps(result)[:300]}")
+        return merged
