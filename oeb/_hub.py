@@ -126,9 +126,7 @@ class HubSnapshot:
         except LocalEntryNotFoundError as error:
             raise HubError(f"cannot read {self.root}/{path}: {self.missing_fix}") from error
         except EntryNotFoundError as error:
-            raise StorageNotFoundError(
-                f"cannot read {self.root}/{path}: no such file in the dataset"
-            ) from error
+            raise StorageNotFoundError(f"cannot read {self.root}/{path}: no such file in the dataset") from error
         except _NETWORK_ERRORS as error:
             raise HubError(
                 f"cannot download {path} of {self.root} from {_endpoint()} "
@@ -167,9 +165,7 @@ def pin(address: HubAddress) -> HubSnapshot:
             f"{address.url} has no revision {address.revision!r}; give a branch, tag or commit after '@'"
         ) from error
     except _NETWORK_ERRORS as error:
-        return _cached_snapshot(
-            address, f"the Hub cannot be reached at {_endpoint()} ({type(error).__name__})"
-        )
+        return _cached_snapshot(address, f"the Hub cannot be reached at {_endpoint()} ({type(error).__name__})")
     assert info.sha is not None
     _remember_revision(address, info.sha)
     files = frozenset(sibling.rfilename for sibling in info.siblings or ())

@@ -73,9 +73,7 @@ def rows_from_table(table: pa.Table, manifest: str) -> tuple[Row, ...]:
             suite=_suite(record.get("suite"), doc_id, manifest),
             extra={key: value for key, value in record.items() if key not in _KNOWN_COLUMNS},
         )
-        for number, record, (doc_id, doc_path, gt_path) in zip(
-            range(1, len(records) + 1), records, paths, strict=True
-        )
+        for number, record, (doc_id, doc_path, gt_path) in zip(range(1, len(records) + 1), records, paths, strict=True)
     )
 
 
@@ -166,7 +164,6 @@ def _suite(suite: object, doc_id: str, manifest: str) -> str:
         return OTHER_SUITE
     if not isinstance(suite, str):
         raise ManifestError(
-            f"{manifest} ({doc_id}): suite {suite!r} is not a string; "
-            f"give a string, or null for {OTHER_SUITE}"
+            f"{manifest} ({doc_id}): suite {suite!r} is not a string; give a string, or null for {OTHER_SUITE}"
         )
     return suite

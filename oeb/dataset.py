@@ -134,9 +134,7 @@ class Dataset:
         """Step 10: refuse when any of the rows (all by default) has no document file."""
         missing = self.missing_documents(rows)
         if missing:
-            examples = ", ".join(
-                f"{row.doc_id}: {self.document_url(row)}" for row in missing[:_EXAMPLES_SHOWN]
-            )
+            examples = ", ".join(f"{row.doc_id}: {self.document_url(row)}" for row in missing[:_EXAMPLES_SHOWN])
             more = f" and {len(missing) - _EXAMPLES_SHOWN} more" if len(missing) > _EXAMPLES_SHOWN else ""
             count = f"{len(missing)} document file{'s' if len(missing) > 1 else ''}"
             raise DocumentMissingError(f"{count} missing ({examples}{more}); {self._files.missing_fix}")
@@ -173,9 +171,7 @@ class Dataset:
             raise self._gold_error(row, f"not JSON ({error})") from error
         if not isinstance(gold, dict):
             kind = "list" if isinstance(gold, list) else type(gold).__name__
-            raise self._gold_error(
-                row, f"it holds a JSON {kind} where a JSON object, the extraction, is required"
-            )
+            raise self._gold_error(row, f"it holds a JSON {kind} where a JSON object, the extraction, is required")
         return gold
 
     def _gold_error(self, row: Row, reason: str) -> GoldError:
@@ -219,9 +215,7 @@ def _open_hub(url: str, manifest: str) -> Dataset:
     snapshot = _hub.pin(_hub.parse_address(url))
     if manifest not in snapshot.files:
         if snapshot.cached_only:
-            raise HubError(
-                f"the manifest {manifest} of {snapshot.root} cannot be read: {snapshot.missing_fix}"
-            )
+            raise HubError(f"the manifest {manifest} of {snapshot.root} cannot be read: {snapshot.missing_fix}")
         raise _missing_manifest(f"{snapshot.root}/{manifest}")
     manifest_url = f"{snapshot.root}/{manifest}"
     try:

@@ -105,8 +105,7 @@ def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
         return fsspec.core.url_to_fs(url, **_storage_options(protocol))
     except (ValueError, ImportError) as error:
         raise StorageURLError(
-            f"{url}: oeb cannot use the {protocol}:// protocol ({error}); "
-            "give a folder, a file://, s3:// or hf:// URL"
+            f"{url}: oeb cannot use the {protocol}:// protocol ({error}); give a folder, a file://, s3:// or hf:// URL"
         ) from error
 
 
@@ -131,8 +130,7 @@ def _storage_error(url: str, action: str, error: BaseException) -> StorageError 
         )
     if isinstance(error, OSError) or _is_boto_error(error):
         return StorageAccessError(
-            f"cannot {action} {url}: {error}; check the endpoint (AWS_ENDPOINT_URL), "
-            "the credentials and the network"
+            f"cannot {action} {url}: {error}; check the endpoint (AWS_ENDPOINT_URL), the credentials and the network"
         )
     return None
 
@@ -230,9 +228,7 @@ def read_jsonl(url: str) -> list[Any]:
         try:
             values.append(json.loads(line))
         except json.JSONDecodeError as error:
-            raise StorageFormatError(
-                f"{url} line {number} is not JSON ({error}); fix or rewrite the file"
-            ) from error
+            raise StorageFormatError(f"{url} line {number} is not JSON ({error}); fix or rewrite the file") from error
     return values
 
 
@@ -252,9 +248,7 @@ def write_bytes(url: str, data: bytes) -> None:
     PUT on object storage (a multipart upload above 100 MB, also invisible until complete)."""
     protocol = _protocol(url)
     if protocol in _READ_ONLY_PROTOCOLS:
-        raise StorageURLError(
-            f"cannot write {url}: {protocol}:// is read-only for oeb; write to a folder or s3://"
-        )
+        raise StorageURLError(f"cannot write {url}: {protocol}:// is read-only for oeb; write to a folder or s3://")
     fs, path = _filesystem(url)
     with _reported(url, "write"):
         if isinstance(fs, LocalFileSystem):

@@ -279,15 +279,13 @@ def _number_route(text: str, trace: _Trace | None) -> str | None:
             plain = plain.rstrip("0").rstrip(".")
     if trace is not None:
         trace.route = "number"
-        trace.note(
-            "number: signs, parentheses, ',', '$', '%' read; fraction rounded to 7 digits", text, plain
-        )
+        trace.note("number: signs, parentheses, ',', '$', '%' read; fraction rounded to 7 digits", text, plain)
     return _fold(plain, trace)
 
 
 def _fraction_digits(number: Decimal) -> str:
     """The digits after the decimal point, zero-padded on the left (exponent is negative)."""
-    sign, digits, exponent = number.as_tuple()
+    _, digits, exponent = number.as_tuple()
     assert isinstance(exponent, int)
     places = -exponent
     return "".join(map(str, digits)).rjust(places, "0")[-places:]
@@ -374,7 +372,5 @@ def _iso_date(parsed: datetime) -> str:
 def _dated(text: str, key: str, fmt: str, trace: _Trace | None, route: str = "date") -> str:
     if trace is not None:
         trace.route = route
-        trace.note(
-            f"{route}: read with the format {fmt!r}" + (", offset dropped" if "%z" in fmt else ""), text, key
-        )
+        trace.note(f"{route}: read with the format {fmt!r}" + (", offset dropped" if "%z" in fmt else ""), text, key)
     return key

@@ -18,7 +18,7 @@ Address = tuple[tuple[str, Any], ...]
 Leaf = tuple[Address, Any]
 
 ENVELOPE_METADATA = frozenset(
-    [
+    (
         "citations",
         "citation",
         "confidence",
@@ -38,7 +38,7 @@ ENVELOPE_METADATA = frozenset(
         "extraction_status",
         "status",
         "meta",
-    ]
+    )
 )
 SIDECAR_SUFFIXES = ("_citations", "_meta")
 
@@ -104,9 +104,7 @@ class _SchemaView:
         self.open = is_open_map(self.node)
 
 
-def flatten(
-    document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]
-) -> tuple[list[Leaf], list[Address]]:
+def flatten(document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]) -> tuple[list[Leaf], list[Address]]:
     """Every non-absent scalar with its address, in document order, and the open maps skipped."""
     leaves: list[Leaf] = []
     skipped: list[Address] = []

@@ -71,9 +71,7 @@ class Row:
 
     @property
     def is_object(self) -> bool:
-        return any(s[0][0] == "k" for s, _ in self.leaves if s) or any(
-            p and p[0][0] == "k" for p in self.arrays
-        )
+        return any(s[0][0] == "k" for s, _ in self.leaves if s) or any(p and p[0][0] == "k" for p in self.arrays)
 
 
 def build_tree(leaves: Iterable[Leaf]) -> Row:
@@ -144,8 +142,7 @@ class Aligner:
             row._content = (
                 sorted((_as_text(suffix), key) for suffix, key in named.items()),
                 sorted(
-                    (_as_text(path), sorted(self.content_key(child) for child in rows))
-                    for path, rows in nested.items()
+                    (_as_text(path), sorted(self.content_key(child) for child in rows)) for path, rows in nested.items()
                 ),
             )
         return row._content
@@ -322,9 +319,7 @@ def _sparse(weights: sparse.csr_array, n: int, m: int) -> list[tuple[int, int]]:
     rows = np.arange(n)
     cols = min_weight_full_bipartite_matching(graph, maximize=True)[1]
     real = cols < m
-    return [
-        (i, j) for i, j in zip(rows[real].tolist(), cols[real].tolist(), strict=True) if weights[i, j] > 0
-    ]
+    return [(i, j) for i, j in zip(rows[real].tolist(), cols[real].tolist(), strict=True) if weights[i, j] > 0]
 
 
 def _greedy(weights: np.ndarray) -> list[tuple[int, int]]:

@@ -47,8 +47,7 @@ def show_address(address: Address) -> str:
 def reading_order(address: Address) -> tuple:
     """Keys alphabetically, indices numerically, `pN` labels after indices and as strings."""
     return tuple(
-        (kind, isinstance(name, str), name if isinstance(name, int) else 0, str(name))
-        for kind, name in address
+        (kind, isinstance(name, str), name if isinstance(name, int) else 0, str(name)) for kind, name in address
     )
 
 
@@ -109,9 +108,7 @@ def _positional_arrays(
     names = list(order_matters)
     for name in names:
         if not isinstance(name, str):
-            raise ScoreArgumentError(
-                f"order_matters entries must be array names (str), not {type(name).__name__}"
-            )
+            raise ScoreArgumentError(f"order_matters entries must be array names (str), not {type(name).__name__}")
     if not names:
         return frozenset()
     known = set(schema.array_names())

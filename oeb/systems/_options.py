@@ -113,9 +113,7 @@ def validate(cls: type, options: dict[str, Any]) -> dict[str, Any]:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise OptionError(f"{name} has no option {key!r}{hint}; its options are: {listing}")
     missing = [
-        f
-        for f in fields.values()
-        if f.default is MISSING and f.default_factory is MISSING and f.name not in options
+        f for f in fields.values() if f.default is MISSING and f.default_factory is MISSING and f.name not in options
     ]
     if missing:
         names = ", ".join(f.name for f in missing)
@@ -129,8 +127,7 @@ def validate(cls: type, options: dict[str, Any]) -> dict[str, Any]:
         if kinds is not None:
             if not any(_fits(value, k) for k in kinds):
                 raise OptionError(
-                    f"option {key!r} of {name} takes {_type_names(kinds)}, "
-                    f"not {value!r} ({type(value).__name__})"
+                    f"option {key!r} of {name} takes {_type_names(kinds)}, not {value!r} ({type(value).__name__})"
                 )
             value = _coerce(value, kinds)
         checked[key] = value

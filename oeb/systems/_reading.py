@@ -59,9 +59,7 @@ def extraction(value: Any, **details: Any) -> dict[str, Any]:
     if isinstance(value, dict) and value:
         return value
     shown = json.dumps(value)[:200] if value is not None else "null"
-    raise SystemFailed(
-        f"the answer holds no extraction (a non-empty JSON object); it holds {shown}", **details
-    )
+    raise SystemFailed(f"the answer holds no extraction (a non-empty JSON object); it holds {shown}", **details)
 
 
 def number(value: Any) -> float | None:

@@ -50,9 +50,7 @@ class AzureCU(Adapter):
         default="",
         metadata={"help": "required: https://<resource>.cognitiveservices.azure.com (the base URL)"},
     )
-    completion_model: str = field(
-        default="gpt-4.1-mini", metadata={"help": "completion deployment of the analyzer"}
-    )
+    completion_model: str = field(default="gpt-4.1-mini", metadata={"help": "completion deployment of the analyzer"})
     api_version: str = field(default="2025-05-01-preview", metadata={"help": "api-version query parameter"})
     poll_interval: float = field(default=3.0, metadata={"help": "seconds between polls"})
 
@@ -71,9 +69,7 @@ class AzureCU(Adapter):
     def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
         endpoint = self.endpoint.rstrip("/")
         if not endpoint:
-            raise OptionError(
-                "azure-cu needs its endpoint option (https://<resource>.cognitiveservices.azure.com)"
-            )
+            raise OptionError("azure-cu needs its endpoint option (https://<resource>.cognitiveservices.azure.com)")
         analyzer = self.analyzer_id(schema)
         base = f"/contentunderstanding/analyzers/{analyzer}"
         version = {"api-version": self.api_version}
@@ -101,9 +97,7 @@ class AzureCU(Adapter):
         with reading("the analysis result", status=200, body=body, job_id=analyzer):
             contents = body["result"]["contents"]
         if not contents:
-            raise SystemFailed(
-                "azure-cu's analysis returned no contents", status=200, body=body, job_id=analyzer
-            )
+            raise SystemFailed("azure-cu's analysis returned no contents", status=200, body=body, job_id=analyzer)
         return Call(raw=body, job_id=analyzer)
 
     def _create(self, http: Session, base: str, version: dict[str, str], schema: dict[str, Any]) -> None:
@@ -113,9 +107,7 @@ class AzureCU(Adapter):
             "fieldSchema": schema,
         }
         try:
-            created = http.send(
-                "PUT", base, "the analyzer creation", timeout=120, params=version, json=request
-            )
+            created = http.send("PUT", base, "the analyzer creation", timeout=120, params=version, json=request)
         except SystemFailed as error:
             if error.status == 409:  # it exists already
                 return

@@ -54,9 +54,7 @@ class Datalab(Adapter):
                 "output_format": (None, "json"),
                 "file": (document.name, document.read_bytes(), "application/pdf"),
             }
-            submitted = http.json(
-                "POST", "/api/v1/extract", "the upload", timeout=120, expect=200, files=parts
-            )
+            submitted = http.json("POST", "/api/v1/extract", "the upload", timeout=120, expect=200, files=parts)
             request_id = submitted.get("request_id") if isinstance(submitted, dict) else None
             if not request_id:
                 raise SystemFailed(

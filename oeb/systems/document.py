@@ -40,10 +40,7 @@ def _refused(error: BaseException) -> bool:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if (
-            isinstance(current, ConnectionRefusedError)
-            or getattr(current, "errno", None) == errno.ECONNREFUSED
-        ):
+        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == errno.ECONNREFUSED:
             return True
         current = current.__cause__ or current.__context__
     return False
@@ -100,9 +97,7 @@ def _error(failure: SystemFailed) -> dict[str, Any]:
     }
 
 
-def _ask(
-    adapter: Adapter, question: Question, budget: Budget
-) -> tuple[Call | None, SystemFailed | None, Cost, int]:
+def _ask(adapter: Adapter, question: Question, budget: Budget) -> tuple[Call | None, SystemFailed | None, Cost, int]:
     """Attempts until an answer, a final failure, or the budget is spent; returns the answer or
     failure, the summed cost of every attempt, and the number of attempts."""
     policy = budget.policy
@@ -184,9 +179,7 @@ def predict(
             except Exception as bug:
                 record = _record(adapter, answer, None, None, cost, wall_s, attempts, timeout)
                 record["unread"] = True
-                bug.add_note(
-                    f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)"
-                )
+                bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
                 raise ReadCrashed(
                     f"{adapter.label} could not read its answer for {question.document.name} "
                     f"({type(bug).__name__}: {bug}); the answer is kept and will be read again on resume",

@@ -43,9 +43,7 @@ class Extend(Adapter):
     workers: ClassVar[int] = 5
     located: ClassVar[tuple[str, ...]] = ("base_url",)
 
-    array_strategy: str = field(
-        default="large_array_max_context", metadata={"help": "how long arrays are extracted"}
-    )
+    array_strategy: str = field(default="large_array_max_context", metadata={"help": "how long arrays are extracted"})
     api_version: str = field(default="2026-02-09", metadata={"help": "x-extend-api-version header"})
     base_url: str = field(default="https://api.extend.ai", metadata={"help": "API address"})
     poll_interval: float = field(default=5.0, metadata={"help": "seconds between polls"})
@@ -92,9 +90,7 @@ class Extend(Adapter):
         if not isinstance(value, dict) or not value:
             status = raw.get("status") if isinstance(raw, dict) else None
             details = (
-                json.dumps(raw.get("failureReason") or raw.get("error") or output)
-                if isinstance(raw, dict)
-                else ""
+                json.dumps(raw.get("failureReason") or raw.get("error") or output) if isinstance(raw, dict) else ""
             )
             raise SystemFailed(f"extend run finished {status} with no extraction: {details[:300]}")
         return restore_ids(extraction(value))

@@ -21,9 +21,7 @@ FAILED = frozenset({"FAILED", "ERROR", "CANCELLED"})
 def _seconds_between(start: Any, end: Any) -> float | None:
     try:
         parse = datetime.datetime.fromisoformat
-        return (
-            parse(str(end).replace("Z", "+00:00")) - parse(str(start).replace("Z", "+00:00"))
-        ).total_seconds()
+        return (parse(str(end).replace("Z", "+00:00")) - parse(str(start).replace("Z", "+00:00"))).total_seconds()
     except (TypeError, ValueError):
         return None
 
@@ -41,9 +39,7 @@ class LlamaExtract(Adapter):
         default="agentic_plus",
         metadata={"help": "extraction tier", "choices": ("cost_effective", "agentic", "agentic_plus")},
     )
-    poll_interval: int | float = field(
-        default=5, metadata={"help": "seconds between polls (fractions allowed)"}
-    )
+    poll_interval: int | float = field(default=5, metadata={"help": "seconds between polls (fractions allowed)"})
     base_url: str = field(default="https://api.cloud.llamaindex.ai", metadata={"help": "API address"})
 
     def __post_init__(self) -> None:
@@ -71,9 +67,7 @@ class LlamaExtract(Adapter):
                 "configuration": {"tier": self.tier, "extraction_target": "per_doc", "data_schema": schema},
             }
             query = {"project_id": project}
-            submitted = http.json(
-                "POST", "/api/v2/extract", "the extract job", timeout=120, params=query, json=request
-            )
+            submitted = http.json("POST", "/api/v2/extract", "the extract job", timeout=120, params=query, json=request)
             job_id = submitted.get("id") or submitted.get("job_id") if isinstance(submitted, dict) else None
             if not job_id:
                 raise SystemFailed(

@@ -46,9 +46,7 @@ class _Unusable(Exception):
 @dataclass(frozen=True)
 class LLMSingleShot(Adapter):
     name: ClassVar[str] = "llm_single_shot"
-    description: ClassVar[str] = (
-        "any org/model id, one chat completion with the PDF and the schema (OpenRouter)"
-    )
+    description: ClassVar[str] = "any org/model id, one chat completion with the PDF and the schema (OpenRouter)"
     keys: ClassVar[tuple[str, ...]] = ("OPENROUTER_API_KEY",)
     stand_ins: ClassVar[dict[str, str]] = {"OPENROUTER_API_KEY": "OPENAI_API_KEY"}
     workers: ClassVar[int] = 5
@@ -58,9 +56,7 @@ class LLMSingleShot(Adapter):
     max_output_tokens: int | None = field(
         default=None, metadata={"help": "output-token cap; by default the model's published ceiling"}
     )
-    base_url: str = field(
-        default="https://openrouter.ai/api/v1", metadata={"help": "OpenAI-compatible API address"}
-    )
+    base_url: str = field(default="https://openrouter.ai/api/v1", metadata={"help": "OpenAI-compatible API address"})
     attempts: int = field(default=3, metadata={"help": "completions to try when an answer is unusable"})
 
     def __post_init__(self) -> None:
@@ -106,12 +102,8 @@ class LLMSingleShot(Adapter):
             for k in range(self.attempts):
                 if k:
                     budget.check(f"asking {self.model} again after an unusable answer")
-                    budget.sleep(
-                        budget.policy.poll_delay(k) + random.uniform(0, budget.policy.poll_backoff / 2)
-                    )
-                completion = self._complete(
-                    client, request, temperature=min(1.0, 0.1 * k), budget=budget, cost=cost
-                )
+                    budget.sleep(budget.policy.poll_delay(k) + random.uniform(0, budget.policy.poll_backoff / 2))
+                completion = self._complete(client, request, temperature=min(1.0, 0.1 * k), budget=budget, cost=cost)
                 data = completion.model_dump()
                 usage = data.get("usage") or {}
                 call: dict[str, Any] = {"usage": usage or None, "model": data.get("model")}

@@ -46,13 +46,9 @@ def _invent(model: Any, rng: random.Random) -> Any:
 @dataclass(frozen=True)
 class Mock(Adapter):
     name: ClassVar[str] = "mock"
-    description: ClassVar[str] = (
-        "OFFLINE SIMULATION: answers from the gold with seeded mistakes and faults (no key)"
-    )
+    description: ClassVar[str] = "OFFLINE SIMULATION: answers from the gold with seeded mistakes and faults (no key)"
 
-    gold: str = field(
-        default="", metadata={"help": "folder of <document stem>.json gold files; '' = ../gold"}
-    )
+    gold: str = field(default="", metadata={"help": "folder of <document stem>.json gold files; '' = ../gold"})
     seed: int = field(default=0, metadata={"help": "makes every simulated choice reproducible"})
     misread: float = _rate("chance that a gold value comes back wrong")
     unfound: float = _rate("chance that a gold value comes back null")

@@ -24,15 +24,11 @@ class Reducto(Adapter):
     located: ClassVar[tuple[str, ...]] = ("base_url",)
 
     deep_extract_model: str = field(default="v2", metadata={"help": "deep-extract model generation"})
-    system_prompt: str = field(
-        default="", metadata={"help": "extra system prompt (sent only when not empty)"}
-    )
+    system_prompt: str = field(default="", metadata={"help": "extra system prompt (sent only when not empty)"})
     agentic_table_mode: str = field(
         default="max", metadata={"help": "agentic table parsing", "choices": ("default", "max")}
     )
-    poll_interval: int | float = field(
-        default=5, metadata={"help": "seconds between polls (fractions allowed)"}
-    )
+    poll_interval: int | float = field(default=5, metadata={"help": "seconds between polls (fractions allowed)"})
     base_url: str = field(default="https://platform.reducto.ai", metadata={"help": "API address"})
 
     def __post_init__(self) -> None:

@@ -94,9 +94,7 @@ def adapter_class(name: str) -> type[Adapter]:
     except Exception as error:
         raise PluginError(f"the plugin {package} cannot load its system {name!r}: {error!r}") from error
     if not (isinstance(cls, type) and issubclass(cls, Adapter)) or "__dataclass_fields__" not in cls.__dict__:
-        raise PluginError(
-            f"the plugin {package} names {entry.value} for {name!r}, which is not an Adapter dataclass"
-        )
+        raise PluginError(f"the plugin {package} names {entry.value} for {name!r}, which is not an Adapter dataclass")
     return cls
 
 

@@ -40,9 +40,7 @@ def _load(path: Path) -> Any:
 @dataclass(frozen=True)
 class Replay(Adapter):
     name: ClassVar[str] = "replay"
-    description: ClassVar[str] = (
-        "OFFLINE REPLAY: answers with saved predictions or a run folder's records (no key)"
-    )
+    description: ClassVar[str] = "OFFLINE REPLAY: answers with saved predictions or a run folder's records (no key)"
     retry: ClassVar[RetryPolicy] = RetryPolicy(retries=0)
     """A replayed failure would only repeat itself."""
 

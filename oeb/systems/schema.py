@@ -256,9 +256,7 @@ _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "st
 
 
 def _enum_type(members: list[Any]) -> str | list[str]:
-    names = sorted(
-        {next((n for t, n in _JSON_TYPES if isinstance(m, t)), "string") for m in members if m is not None}
-    )
+    names = sorted({next((n for t, n in _JSON_TYPES if isinstance(m, t)), "string") for m in members if m is not None})
     names = names or ["string"]
     if None in members:
         names.append("null")
