@@ -1,0 +1,54 @@
+"""Reading the JSON files a command is given, and printing results as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from oeb.errors import InputFileError
+from oeb.scoring import Verdict
+
+
+def load_json_object(path: str, flag: str) -> dict[str, Any]:
+    """The JSON object in a local file; a one-line error naming the flag, the path and the fix."""
+    file = Path(path)
+    if not file.exists():
+        raise InputFileError(f"{flag} {path}: no such file; check the path")
+    if file.is_dir():
+        raise InputFileError(f"{flag} {path}: is a folder; name a JSON file")
+    try:
+        text = file.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputFileError(f"{flag} {path}: not UTF-8 text ({error}); save the file as UTF-8 JSON") from None
+    except OSError as error:
+        raise InputFileError(f"{flag} {path}: cannot be read ({error.strerror})") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputFileError(f"{flag} {path}: not valid JSON ({error}); fix the file") from None
+    except RecursionError:
+        raise InputFileError(f"{flag} {path}: JSON nested too deeply to read") from None
+    if not isinstance(value, dict):
+        kind = "null" if value is None else type(value).__name__
+        raise InputFileError(f"{flag} {path}: holds JSON {kind}; it must hold a JSON object ({{...}})")
+    return value
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as the run folder's `details/<id>.jsonl` writes it: the address as [kind, name] pairs."""
+    record = verdict._asdict()
+    record["address"] = [list(step) for step in verdict.address]
+    return record
+
+
+def result_json(result: dict[str, Any]) -> dict[str, Any]:
+    if "verdicts" not in result:
+        return result
+    return {**result, "verdicts": [verdict_json(v) for v in result["verdicts"]]}
+
+
+def print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
