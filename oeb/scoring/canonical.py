@@ -199,25 +199,28 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
     if trace is not None:
         trace.note("case: trim and lowercase", text, s)
 
-    before = s
-    s = unicodedata.normalize("NFKD", s)
-    s = "".join(ch for ch in s if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf").replace(
-        "\u03bc", "u"
-    )
-    if trace is not None:
-        trace.note("unicode: NFKD, combining marks and format characters removed, mu to u", before, s)
+    if not s.isascii():  # ASCII text has nothing to decompose and no typography to replace
+        before = s
+        s = unicodedata.normalize("NFKD", s)
+        s = "".join(ch for ch in s if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf").replace(
+            "\u03bc", "u"
+        )
+        if trace is not None:
+            trace.note("unicode: NFKD, combining marks and format characters removed, mu to u", before, s)
 
-    before = s
-    without_markers = _FOOTNOTE.sub("", s)
-    if without_markers.strip():
-        s = without_markers
-    if trace is not None:
-        trace.note("footnote markers removed", before, s)
+    if "[" in s:
+        before = s
+        without_markers = _FOOTNOTE.sub("", s)
+        if without_markers.strip():
+            s = without_markers
+        if trace is not None:
+            trace.note("footnote markers removed", before, s)
 
-    before = s
-    s = s.translate(_TYPOGRAPHY)
-    if trace is not None:
-        trace.note("typography: curly quotes, primes and dashes made plain", before, s)
+    if not s.isascii():
+        before = s
+        s = s.translate(_TYPOGRAPHY)
+        if trace is not None:
+            trace.note("typography: curly quotes, primes and dashes made plain", before, s)
 
     if s and s[0] in _BULLETS and (len(s) == 1 or s[1].isspace()):
         if trace is not None:

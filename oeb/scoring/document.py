@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from oeb.scoring.rows import Address, Array, Leaf, Row
 from oeb.scoring.schema import array_name, is_open_map, items_schema, property_schema, read_node
 
 __all__ = ["states_nothing"]
-
-Address = tuple[tuple[str, Any], ...]
-Leaf = tuple[Address, Any]
 
 ENVELOPE_METADATA = frozenset(
     (
@@ -104,8 +102,14 @@ class _SchemaView:
         self.open = is_open_map(self.node)
 
 
-def flatten(document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]) -> tuple[list[Leaf], list[Address]]:
-    """Every non-absent scalar with its address, in document order, and the open maps skipped."""
+def flatten(
+    document: dict[str, Any], schema: Any, absent: Callable[[Any], bool], key_of: Callable[[Any], str]
+) -> tuple[Row, list[Leaf], list[Address]]:
+    """Every non-absent scalar with its address and canonical key, in document order.
+
+    Returns the document as a tree of rows (each array element that holds a value is a row), the
+    leaves in document order, and the addresses of the open maps that were skipped.
+    """
     leaves: list[Leaf] = []
     skipped: list[Address] = []
     views: dict[int, _SchemaView] = {}
@@ -116,7 +120,7 @@ def flatten(document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]
             found = views[id(schema)] = _SchemaView(schema)
         return found
 
-    def walk(value: Any, schema: Any, address: Address) -> None:
+    def walk(value: Any, schema: Any, address: Address, row: Row, relative: Address) -> None:
         here = view(schema)
         if here.open:
             skipped.append(address)
@@ -124,13 +128,24 @@ def flatten(document: dict[str, Any], schema: Any, absent: Callable[[Any], bool]
         if isinstance(value, dict) and value:
             node = here.node
             for key, item in value.items():
-                walk(item, property_schema(node, key), (*address, ("k", key)))
+                step = ("k", key)
+                walk(item, property_schema(node, key), (*address, step), row, (*relative, step))
         elif isinstance(value, list) and value:
-            child = items_schema(here.node)
+            child_schema = items_schema(here.node)
+            array = Array((*row.pattern, *relative))
+            row_pattern = (*array.pattern, ("i", None))
             for index, item in enumerate(value):
-                walk(item, child, (*address, ("i", index)))
+                child = Row(index, row_pattern)
+                walk(item, child_schema, (*address, ("i", index)), child, ())
+                if child.leaves or child.arrays:
+                    array.rows[index] = child
+            if array.rows:
+                row.arrays[relative] = array
         elif address and not absent(value):
-            leaves.append((address, value))
+            leaf = Leaf(address, value, key_of(value))
+            leaves.append(leaf)
+            row.leaves.append((relative, leaf))
 
-    walk(document, schema, ())
-    return leaves, skipped
+    root = Row(None, ())
+    walk(document, schema, (), root, ())
+    return root, leaves, skipped

@@ -6,25 +6,23 @@ aligned outside in; rows are priced by how many values they share, and the assig
 with the same solver, row order and size thresholds as the reference so that ties fall the same
 way.
 
-Each side is held as a tree of rows built once from its flattened leaves (the reference rebuilds
-rows from address sets at every level); a row's content key and the worth of a candidate pair are
-computed once and cached.
+Each side is held as a tree of rows built once while flattening (the reference rebuilds rows from
+address sets at every level); a row's content key and the worth of a candidate pair are computed
+once and cached.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
+from oeb.scoring.rows import Leaf, Path, Row
 from oeb.scoring.schema import array_name
-
-Step = tuple[str, Any]
-Path = tuple[Step, ...]
+from oeb.scoring.weights import block_values, named_counts
 
 # Solver switches of the reference (SCORING.md 5.5).
 PER_CELL_LIMIT = 256
@@ -32,71 +30,8 @@ DENSE_LIMIT = 64_000_000
 NESTED_DENSE_LIMIT = 250_000_000
 NESTED_MIXED_LIMIT = 500_000_000
 NESTED_MAX_SIDE = 20_000
-
-
-class Leaf:
-    """One scalar of one side: its address, raw value and canonical key."""
-
-    __slots__ = ("address", "key", "raw")
-
-    def __init__(self, address: Path, raw: Any, key: str) -> None:
-        self.address = address
-        self.raw = raw
-        self.key = key
-
-
-class Array:
-    """The rows of one array on one side, in order of first appearance."""
-
-    __slots__ = ("pattern", "rows")
-
-    def __init__(self, pattern: Path) -> None:
-        self.pattern = pattern  # the array's path with `("i", None)` for every index step
-        self.rows: dict[Any, Row] = {}
-
-
-class Row:
-    """An array element (or the document root): its own values and the arrays nested in it."""
-
-    __slots__ = ("_content", "_priced", "arrays", "index", "label", "leaves", "pattern")
-
-    def __init__(self, index: Any, pattern: Path) -> None:
-        self.index = index
-        self.label: Any = index  # the index it ends with after renumbering
-        self.pattern = pattern
-        self.leaves: list[tuple[Path, Leaf]] = []  # suffix without index steps -> leaf
-        self.arrays: dict[Path, Array] = {}  # relative path -> nested array
-        self._priced: tuple[dict[Path, str], dict[Path, list[Row]]] | None = None
-        self._content: tuple | None = None
-
-    @property
-    def is_object(self) -> bool:
-        return any(s[0][0] == "k" for s, _ in self.leaves if s) or any(p and p[0][0] == "k" for p in self.arrays)
-
-
-def build_tree(leaves: Iterable[Leaf]) -> Row:
-    """Group a side's leaves into rows: each array of the document becomes an `Array` of `Row`s."""
-    root = Row(None, ())
-    for leaf in leaves:
-        row = root
-        address = leaf.address
-        start = 0
-        while True:
-            cut = next((i for i in range(start, len(address)) if address[i][0] == "i"), -1)
-            if cut < 0:
-                row.leaves.append((address[start:], leaf))
-                break
-            path = address[start:cut]
-            array = row.arrays.get(path)
-            if array is None:
-                array = row.arrays[path] = Array((*row.pattern, *path))
-            index = address[cut][1]
-            child = array.rows.get(index)
-            if child is None:
-                child = array.rows[index] = Row(index, (*array.pattern, ("i", None)))
-            row = child
-            start = cut + 1
-    return root
+# Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
+INNER_MATRIX_LIMIT = 16_000_000
 
 
 class Aligner:
@@ -214,52 +149,58 @@ class Aligner:
         return paths
 
     def _weights(self, pi: list[Row], gi: list[Row]) -> np.ndarray:
+        """The pair-weight matrix: equal values times `scale` plus shared addresses, 0 without a match."""
         n, m = len(pi), len(gi)
         if n * m < PER_CELL_LIMIT:
             return np.array([[self.weight(p, g) for g in gi] for p in pi], dtype=np.float64).reshape(n, m)
-        matched, shared = self._named_counts(pi, gi)
-        by_path: dict[Path, tuple[list[int], list[int]]] = {}
-        for side, rows in ((0, pi), (1, gi)):
-            for index, row in enumerate(rows):
-                for path in self.priced(row)[1]:
-                    by_path.setdefault(path, ([], []))[side].append(index)
-        cells: set[tuple[int, int]] = set()
-        for p_indices, g_indices in by_path.values():
-            cells.update((i, j) for i in p_indices for j in g_indices)
-        for i, j in cells:
-            matched[i, j], shared[i, j] = self.worth(pi[i], gi[j])
-        return np.where(matched >= 1, matched * float(self.scale) + shared, 0.0)
+        matched, shared = named_counts([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
+        self._add_nested(pi, gi, matched, shared)
+        return self._combined(matched, shared)
 
-    def _named_counts(self, pi: list[Row], gi: list[Row]) -> tuple[np.ndarray, np.ndarray]:
-        """Equal values and shared suffixes of every pair, as two sparse products."""
-        values: dict[tuple[Path, str], int] = {}
-        suffixes: dict[Path, int] = {}
-        incidence = []
-        for rows in (pi, gi):
-            v_rows, v_cols, s_rows, s_cols = [], [], [], []
-            for index, row in enumerate(rows):
-                for suffix, key in self.priced(row)[0].items():
-                    v_rows.append(index)
-                    v_cols.append(values.setdefault((suffix, key), len(values)))
-                    s_rows.append(index)
-                    s_cols.append(suffixes.setdefault(suffix, len(suffixes)))
-            incidence.append((v_rows, v_cols, s_rows, s_cols))
-        (pv_r, pv_c, ps_r, ps_c), (gv_r, gv_c, gs_r, gs_c) = incidence
-        n, m = len(pi), len(gi)
+    def _combined(self, matched: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        """`matched * scale + shared` where a value matches, else 0, as float64 (what the solver takes)."""
+        weights = matched.astype(np.float64)
+        weights *= self.scale
+        weights += shared
+        weights[matched < 1] = 0.0
+        return weights
 
-        def product(p_r: list[int], p_c: list[int], g_r: list[int], g_c: list[int], width: int) -> np.ndarray:
-            p = sparse.csr_array((np.ones(len(p_r)), (p_r, p_c)), shape=(n, width))
-            g = sparse.csr_array((np.ones(len(g_r)), (g_r, g_c)), shape=(m, width))
-            return (p @ g.T).toarray()
+    def _add_nested(self, pi: list[Row], gi: list[Row], matched: np.ndarray, shared: np.ndarray) -> None:
+        """Add the best pairing of every nested array two rows both hold, for all such pairs."""
+        for path in self._nested_paths(pi) & self._nested_paths(gi):
+            p_outer, p_inner, p_spans = self._inner_rows(pi, path)
+            g_outer, g_inner, g_spans = self._inner_rows(gi, path)
+            if len(p_inner) * len(g_inner) > INNER_MATRIX_LIMIT:
+                for i in p_outer:
+                    for j in g_outer:
+                        for _, _, m, s in self.best_pairing(self.priced(pi[i])[1][path], self.priced(gi[j])[1][path]):
+                            matched[i, j] += m
+                            shared[i, j] += s
+                continue
+            inner = self._weights(p_inner, g_inner).astype(np.int64)
+            cells_p = np.repeat(p_spans, len(g_outer), axis=0)
+            cells_g = np.tile(g_spans, (len(p_outer), 1))
+            values = block_values(inner, cells_p, cells_g).reshape(len(p_outer), len(g_outer))
+            where = np.ix_(p_outer, g_outer)
+            matched[where] += values // self.scale
+            shared[where] += values % self.scale
 
-        return (
-            product(pv_r, pv_c, gv_r, gv_c, max(len(values), 1)),
-            product(ps_r, ps_c, gs_r, gs_c, max(len(suffixes), 1)),
-        )
+    def _inner_rows(self, rows: list[Row], path: Path) -> tuple[list[int], list[Row], np.ndarray]:
+        """The rows that hold `path`, all their nested rows there in one list, and each one's span."""
+        outer: list[int] = []
+        inner: list[Row] = []
+        spans: list[tuple[int, int]] = []
+        for index, row in enumerate(rows):
+            nested = self.priced(row)[1].get(path)
+            if nested:
+                outer.append(index)
+                spans.append((len(inner), len(inner) + len(nested)))
+                inner.extend(nested)
+        return outer, inner, np.array(spans, dtype=np.int64).reshape(-1, 2)
 
     def _sparse_weights(self, pi: list[Row], gi: list[Row]) -> sparse.csr_array:
-        matched, shared = self._named_counts(pi, gi)
-        return sparse.csr_array(np.where(matched >= 1, matched * float(self.scale) + shared, 0.0))
+        matched, shared = named_counts([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
+        return sparse.csr_array(self._combined(matched, shared))
 
     def _positives(self, pi: list[Row], gi: list[Row]) -> int:
         counts: dict[tuple[Path, str], list[int]] = {}

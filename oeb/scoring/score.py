@@ -8,7 +8,8 @@ from typing import Any, NamedTuple
 from oeb.errors import ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.document import document_arrays, flatten, prepare, states_nothing
-from oeb.scoring.pairing import Aligner, Leaf, Row, build_tree
+from oeb.scoring.pairing import Aligner
+from oeb.scoring.rows import Leaf, Row
 from oeb.scoring.schema import ResolvedSchema, resolve_schema
 
 __all__ = ["RESULTS", "Verdict", "score", "show_address"]
@@ -135,16 +136,14 @@ class _Scoring:
         absent: Callable[[Any], bool],
     ) -> None:
         self.schema = schema
-        keys: dict[tuple[type, Any], str] = {}
-        pred_leaves, pred_skipped = flatten(pred, schema.root, absent)
-        gold_leaves, gold_skipped = flatten(gold, schema.root, absent)
+        key_of = _memoised(canonical_key)
+        self.pred_tree, pred_leaves, pred_skipped = flatten(pred, schema.root, absent, key_of)
+        self.gold_tree, gold_leaves, gold_skipped = flatten(gold, schema.root, absent, key_of)
         self.skipped = sorted(dict.fromkeys(gold_skipped + pred_skipped), key=reading_order)
-        self.gold_tree = build_tree(_keyed(gold_leaves, keys))
-        self.pred_tree = build_tree(_keyed(pred_leaves, keys))
         self.aligner = Aligner(1 + len(pred_leaves), positional)
         self.aligner.align(self.pred_tree, self.gold_tree)
-        self.gold = {leaf.address: leaf for leaf in _leaves(self.gold_tree, ())}
-        self.pred = {address: leaf for address, leaf in _relabelled(self.pred_tree, ())}
+        self.gold = {leaf.address: leaf for leaf in gold_leaves}
+        self.pred = dict(_relabelled(self.pred_tree, ()))
 
     def result(self, with_verdicts: bool) -> dict[str, Any]:
         gold, pred = self.gold, self.pred
@@ -205,27 +204,21 @@ class _Scoring:
         return "fabricated" if slot in self.schema.slots else "invented_field"
 
 
-def _keyed(leaves: list[tuple[Address, Any]], keys: dict[tuple[type, Any], str]) -> list[Leaf]:
-    """Leaves with their canonical keys, each distinct value canonicalised once."""
-    keyed = []
-    for address, raw in leaves:
+def _memoised(key_of: Callable[[Any], str]) -> Callable[[Any], str]:
+    """Canonicalise each distinct value once (by type and value: `True`, `1` and `1.0` stay apart)."""
+    keys: dict[tuple[type, Any], str] = {}
+
+    def cached(value: Any) -> str:
         try:
-            memo = (raw.__class__, raw)
+            memo = (value.__class__, value)
             key = keys.get(memo)
             if key is None:
-                key = keys[memo] = canonical_key(raw)
+                key = keys[memo] = key_of(value)
+            return key
         except TypeError:  # an empty list or object under a custom `absent` rule
-            key = canonical_key(raw)
-        keyed.append(Leaf(address, raw, key))
-    return keyed
+            return key_of(value)
 
-
-def _leaves(row: Row, prefix: Address) -> Iterable[Leaf]:
-    for _, leaf in row.leaves:
-        yield leaf
-    for array in row.arrays.values():
-        for child in array.rows.values():
-            yield from _leaves(child, prefix)
+    return cached
 
 
 def _relabelled(row: Row, prefix: Address) -> Iterable[tuple[Address, Leaf]]:

@@ -1,0 +1,149 @@
+"""Pair counts for whole blocks of rows at once, with numpy instead of one pair at a time.
+
+Everything here computes numbers that are identical to pricing each pair separately (SCORING.md
+5.3): equal values and shared suffixes of every pred × gold pair, and the best-pairing value of
+many small nested blocks. Only the way they are computed differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import permutations
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linear_sum_assignment
+
+Named = dict  # suffix -> canonical key
+
+# A column whose equal-value pairs cover more than this share of the block is compared densely.
+DENSE_COLUMN_SHARE = 1 / 16
+# Brute force over every injective assignment of a small block up to this many assignments.
+MAX_PERMUTATIONS = 720
+# Distinct key-sets whose overlaps are tabulated pairwise; more are counted with a sparse product.
+MAX_SIGNATURE_PAIRS = 40_000
+
+
+def named_counts(pred: Sequence[Named], gold: Sequence[Named]) -> tuple[np.ndarray, np.ndarray]:
+    """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
+    n, m = len(pred), len(gold)
+    columns: dict[object, dict[str, tuple[list[int], list[int]]]] = {}
+    for side, rows in ((0, pred), (1, gold)):
+        for index, named in enumerate(rows):
+            for suffix, key in named.items():
+                column = columns.get(suffix)
+                if column is None:
+                    column = columns[suffix] = {}
+                entry = column.get(key)
+                if entry is None:
+                    entry = column[key] = ([], [])
+                entry[side].append(index)
+    matched = np.zeros((n, m), dtype=np.int32)
+    scattered: list[np.ndarray] = []
+    for column in columns.values():
+        pairs = sum(len(p) * len(g) for p, g in column.values())
+        if not pairs:
+            continue
+        if pairs > n * m * DENSE_COLUMN_SHARE:
+            p_codes = np.full(n, -1, dtype=np.int64)
+            g_codes = np.full(m, -2, dtype=np.int64)
+            for code, (p_rows, g_rows) in enumerate(column.values()):
+                p_codes[p_rows] = code
+                g_codes[g_rows] = code
+            matched += p_codes[:, None] == g_codes[None, :]
+        else:
+            for p_rows, g_rows in column.values():
+                if p_rows and g_rows:
+                    scattered.append((np.asarray(p_rows)[:, None] * m + np.asarray(g_rows)[None, :]).ravel())
+    if scattered:
+        np.add.at(matched.reshape(-1), np.concatenate(scattered), 1)
+    return matched, _shared_counts(pred, gold)
+
+
+def _shared_counts(pred: Sequence[Named], gold: Sequence[Named]) -> np.ndarray:
+    """Suffixes both rows have: tabulated per distinct key-set, which tables rarely have many of."""
+    signatures: dict[frozenset, int] = {}
+    p_sig = np.array([signatures.setdefault(frozenset(named), len(signatures)) for named in pred], dtype=np.int64)
+    p_count = len(signatures)
+    g_sig = np.array([signatures.setdefault(frozenset(named), len(signatures)) for named in gold], dtype=np.int64)
+    distinct = list(signatures)
+    if p_count * (len(distinct) - p_count + 1) <= MAX_SIGNATURE_PAIRS:
+        table = np.array([[len(a & b) for b in distinct] for a in distinct[:p_count]], dtype=np.int32)
+        return table[p_sig][:, g_sig].reshape(len(pred), len(gold))
+    suffixes: dict[object, int] = {}
+
+    def incidence(rows: Sequence[Named]) -> sparse.csr_array:
+        r, c = [], []
+        for index, named in enumerate(rows):
+            for suffix in named:
+                r.append(index)
+                c.append(suffixes.setdefault(suffix, len(suffixes)))
+        return r, c
+
+    (pr, pc), (gr, gc) = incidence(pred), incidence(gold)
+    width = max(len(suffixes), 1)
+    p = sparse.csr_array((np.ones(len(pr)), (pr, pc)), shape=(len(pred), width))
+    g = sparse.csr_array((np.ones(len(gr)), (gr, gc)), shape=(len(gold), width))
+    return (p @ g.T).toarray().astype(np.int32)
+
+
+def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) -> np.ndarray:
+    """The best-pairing value of many blocks of one weight matrix.
+
+    `weights` prices every inner pred row against every inner gold row; block b is the rows
+    `p_spans[b, 0] : p_spans[b, 1]` against the columns `g_spans[b, 0] : g_spans[b, 1]`. The value of a
+    block is the largest total weight of an assignment: the same for every optimal assignment, so
+    no tie-breaking is involved.
+    """
+    heights = p_spans[:, 1] - p_spans[:, 0]
+    widths = g_spans[:, 1] - g_spans[:, 0]
+    values = np.zeros(len(p_spans), dtype=np.int64)
+    shapes = heights * (widths.max(initial=0) + 1) + widths
+    for shape in np.unique(shapes):
+        members = np.nonzero(shapes == shape)[0]
+        k, width = int(heights[members[0]]), int(widths[members[0]])
+        if not k or not width:
+            continue
+        rows = p_spans[members, 0][:, None] + np.arange(k)
+        cols = g_spans[members, 0][:, None] + np.arange(width)
+        blocks = weights[rows[:, :, None], cols[:, None, :]]
+        values[members] = _assignment_values(blocks if k <= width else blocks.transpose(0, 2, 1))
+    return values
+
+
+def _assignment_values(blocks: np.ndarray) -> np.ndarray:
+    """Maximum assignment value of each block (k rows <= width columns), cheapest exact method first."""
+    count, k, width = blocks.shape
+    if k == 1:
+        return blocks[:, 0, :].max(axis=1)
+    values = np.zeros(count, dtype=np.int64)
+    # When the positive row maxima sit in distinct columns, taking them is optimal (an upper bound met).
+    row_max = blocks.max(axis=2)
+    best_col = blocks.argmax(axis=2)
+    positive = row_max > 0
+    used = np.where(positive, best_col, -1 - np.arange(k))
+    used.sort(axis=1)
+    distinct = (np.diff(used, axis=1) != 0).all(axis=1)
+    values[distinct] = row_max[distinct].sum(axis=1)
+    rest = np.nonzero(~distinct)[0]
+    if not len(rest):
+        return values
+    if _permutation_count(width, k) <= MAX_PERMUTATIONS:
+        sub = blocks[rest]
+        best = np.zeros(len(rest), dtype=np.int64)
+        ks = np.arange(k)
+        for chosen in permutations(range(width), k):
+            np.maximum(best, sub[:, ks, chosen].sum(axis=1), out=best)
+        values[rest] = best
+        return values
+    for b in rest:
+        r, c = linear_sum_assignment(blocks[b], maximize=True)
+        values[b] = blocks[b][r, c].sum()
+    return values
+
+
+def _permutation_count(width: int, k: int) -> int:
+    total = 1
+    for x in range(width - k + 1, width + 1):
+        total *= x
+    return total
