@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+import httpx2
 from huggingface_hub import HfApi, constants, hf_hub_download
 from huggingface_hub.errors import (
     EntryNotFoundError,
@@ -32,7 +32,8 @@ ACCEPTED_FORM = "hf://datasets/<org>/<name>[@<revision>]"
 _ADDRESS = re.compile(r"hf://datasets/(?P<repo_id>[^/@\s]+/[^/@\s]+)(?:@(?P<revision>\S+))?")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _DOWNLOAD_THREADS = 4
-_NETWORK_ERRORS = (OSError, httpx.TransportError)
+# huggingface_hub's transport (httpx2) raises its own errors, not OSError, for a refused connection.
+_NETWORK_ERRORS = (OSError, httpx2.TransportError)
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ def rows_from_table(table: pa.Table, manifest: str) -> tuple[Row, ...]:
             doc_id=doc_id,
             doc_path=doc_path,
             gt_path=gt_path,
-            schema=_schema(record["schema"], doc_id, manifest),
-            suite=_suite(record.get("suite"), doc_id, manifest),
+            schema=_schema(record["schema"], f"{manifest} row {number} ({doc_id})"),
+            suite=_suite(record.get("suite"), f"{manifest} row {number} ({doc_id})"),
             extra={key: value for key, value in record.items() if key not in _KNOWN_COLUMNS},
         )
         for number, record, (doc_id, doc_path, gt_path) in zip(range(1, len(records) + 1), records, paths, strict=True)
@@ -139,7 +139,7 @@ def _check_unique_ids(doc_ids: Sequence[str], manifest: str) -> None:
         )
 
 
-def _schema(raw: object, doc_id: str, manifest: str) -> dict[str, Any]:
+def _schema(raw: object, where: str) -> dict[str, Any]:
     """Step 9: the schema cell is JSON text (str or bytes) holding a non-empty JSON object."""
     try:
         if not isinstance(raw, str | bytes):
@@ -147,23 +147,21 @@ def _schema(raw: object, doc_id: str, manifest: str) -> dict[str, Any]:
         schema = json.loads(raw)
     except ValueError as error:
         raise ManifestError(
-            f"{manifest} ({doc_id}): schema is not JSON ({error}); the schema column holds the JSON Schema "
+            f"{where}: schema is not JSON ({error}); the schema column holds the JSON Schema "
             "as text, written with json.dumps"
         ) from error
     if not isinstance(schema, dict) or not schema:
         raise ManifestError(
-            f"{manifest} ({doc_id}): schema {repr(raw)[:80]} is not a non-empty JSON object; "
+            f"{where}: schema {repr(raw)[:80]} is not a non-empty JSON object; "
             "it must be the JSON Schema of the extraction"
         )
     return schema
 
 
-def _suite(suite: object, doc_id: str, manifest: str) -> str:
+def _suite(suite: object, where: str) -> str:
     """Step 9: a string names the suite; null, blank or no column at all mean `other`."""
     if suite is None or (isinstance(suite, str) and not suite.strip()):
         return OTHER_SUITE
     if not isinstance(suite, str):
-        raise ManifestError(
-            f"{manifest} ({doc_id}): suite {suite!r} is not a string; give a string, or null for {OTHER_SUITE}"
-        )
+        raise ManifestError(f"{where}: suite {suite!r} is not a string; give a string, or null (meaning {OTHER_SUITE})")
     return suite

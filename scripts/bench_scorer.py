@@ -275,7 +275,9 @@ def main(argv: list[str] | None = None) -> int:
                 same = theirs["result"] == ours["result"]
                 agreed &= same
                 ratio = theirs["seconds"] / ours["seconds"]
-                line += f" {theirs['seconds']:>8.2f} {theirs['peak_mb']:>7.0f} {ratio:>7.0f}x  {'yes' if same else 'NO'}"
+                line += (
+                    f" {theirs['seconds']:>8.2f} {theirs['peak_mb']:>7.0f} {ratio:>7.0f}x  {'yes' if same else 'NO'}"
+                )
             print(line, flush=True)
     return 0 if agreed else 1
 
