@@ -4,8 +4,10 @@ into the failure taxonomy, and one poll loop that never abandons a job already p
 from __future__ import annotations
 
 import email.utils
+import functools
+import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -17,7 +19,13 @@ from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
 USER_AGENT = "oeb"
 
 
-def retry_after(headers: httpx.Headers) -> float | None:
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client: loading the CA bundle per client costs more than a request."""
+    return httpx.create_ssl_context()
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds a vendor asked us to wait (`Retry-After` as seconds or an HTTP date)."""
     value = headers.get("retry-after")
     if not value:
@@ -58,7 +66,7 @@ class Session:
     def __init__(self, system: str, budget: Budget, *, base_url: str = "", headers: dict[str, str]) -> None:
         self.system = system
         self.budget = budget
-        self.client = httpx.Client(base_url=base_url, headers={"User-Agent": USER_AGENT, **headers})
+        self.client = httpx.Client(base_url=base_url, headers={"User-Agent": USER_AGENT, **headers}, verify=_tls())
 
     def __enter__(self) -> Session:
         return self

@@ -192,6 +192,11 @@ class Adapter:
         """Build from user options, refusing unknown names, missing values and wrong types."""
         return cls(**_options.validate(cls, dict(options or {})))
 
+    @classmethod
+    def describe_options(cls) -> list[_options.OptionInfo]:
+        """Each option's name, default (`"(required)"` if none), help and documented choices."""
+        return _options.describe(cls)
+
     def options(self) -> dict[str, Any]:
         """Every option as plain JSON, in declaration order: what records and settings store."""
         return {f.name: _options.plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

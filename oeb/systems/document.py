@@ -12,6 +12,7 @@ import functools
 import importlib.metadata
 import json
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 from oeb.systems._options import is_plain
@@ -50,16 +51,27 @@ def _refused(error: BaseException) -> bool:
 def _package(module: str) -> str | None:
     """`"<distribution> <version>"` of the installed package a module comes from."""
     top = module.split(".")[0]
-    for dist in importlib.metadata.packages_distributions().get(top, []):
+
+    def candidates() -> Iterator[str]:
+        yield top  # most distributions are named after their module; the scan below is slow
+        yield from importlib.metadata.packages_distributions().get(top, [])
+
+    for name in candidates():
         try:
-            return f"{dist} {importlib.metadata.version(dist)}"
+            dist = importlib.metadata.distribution(name)
         except importlib.metadata.PackageNotFoundError:
             continue
+        return f"{dist.metadata['Name']} {dist.version}"
     return None
+
+
+MIN_SECRET = 8
+"""Shorter values (a dummy `x`) would match ordinary text and corrupt records; real keys are longer."""
 
 
 def _redact(value: Any, secrets: list[str]) -> Any:
     """`value` with every secret replaced, wherever it hides (messages, bodies, tracebacks)."""
+    secrets = [s for s in secrets if len(s) >= MIN_SECRET]
     if not secrets:
         return value
     text = json.dumps(value, ensure_ascii=False)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import openai
 
+from oeb.systems._http import retry_after
 from oeb.systems._reading import model_json, number
 from oeb.systems.base import Adapter, Budget, Call, Cost
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout, SystemUnreachable
@@ -153,7 +154,10 @@ class LLMSingleShot(Adapter):
             raise SystemUnreachable(f"could not reach {self.base_url}: {error}", cost=cost) from error
         except openai.APIStatusError as error:
             raise SystemFailed(
-                f"{type(error).__name__}: {error.message}", status=error.status_code, cost=cost
+                f"{type(error).__name__}: {error.message}",
+                status=error.status_code,
+                cost=cost,
+                retry_after=retry_after(error.response.headers),
             ) from error
         except openai.OpenAIError as error:
             raise SystemFailed(f"{type(error).__name__}: {error}", cost=cost) from error

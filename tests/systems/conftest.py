@@ -1,0 +1,66 @@
+"""Fixtures of the systems tests: a started fake vendor, the vendor cases, keys, a PDF, and `ask`,
+which runs the real adapter through `oeb.systems.predict` with tiny waits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oeb.systems import Question, RetryPolicy, azure_cu, get, predict, question_schema
+from systems.fake_vendor import FakeVendor
+from systems.vendors import SCHEMA, VENDORS, Vendor
+
+FAST = RetryPolicy(backoff=0.01, jitter=0.0, poll_backoff=0.01, max_poll_backoff=0.05)
+"""The production schedule (20/60/120 s, polls 2..30 s) shrunk so every test runs in well under a second."""
+KEY = "sk-sentinel-0123456789abcdef"
+PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loopback never goes through a proxy; no real key leaks in; Azure's analyzer cache is per test."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for vendor in VENDORS:
+        monkeypatch.delenv(vendor.key, raising=False)
+    for variable in ("OPENAI_API_KEY", "LLAMAPARSE_API_KEY", "EXTEND_WORKSPACE_ID"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(azure_cu, "_ANALYZERS", set())
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeVendor]:
+    with FakeVendor() as server:
+        yield server
+
+
+@pytest.fixture
+def pdf(tmp_path: Path) -> Path:
+    path = tmp_path / "invoice_4417.pdf"
+    path.write_bytes(PDF)
+    return path
+
+
+@pytest.fixture(params=VENDORS, ids=str)
+def vendor(request: pytest.FixtureRequest, fake: FakeVendor, monkeypatch: pytest.MonkeyPatch) -> Vendor:
+    """Each vendor in turn, its happy path installed on `fake` and its key set to the sentinel."""
+    case: Vendor = request.param
+    case.install(fake)
+    monkeypatch.setenv(case.key, KEY)
+    return case
+
+
+Ask = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def ask(fake: FakeVendor, pdf: Path) -> Ask:
+    """Run `system` (default: the current vendor) on the PDF against the fake; return the record."""
+
+    def run(vendor: Vendor, *, timeout: float = 5.0, schema: dict[str, Any] = SCHEMA, **options: Any) -> dict[str, Any]:
+        adapter = get(vendor.system, {**vendor.options(fake.url), **options})
+        return predict(adapter, Question(pdf, question_schema(schema)), timeout=timeout, policy=FAST)
+
+    return run

@@ -1,0 +1,106 @@
+"""`oeb systems` and `oeb predict` through the real command line (offline systems only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oeb import cli
+from systems.conftest import PDF
+
+
+@pytest.fixture(autouse=True)
+def _only_these_verbs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other verbs belong to other layers; these tests do not depend on them."""
+    monkeypatch.setattr(cli, "VERBS", ("systems", "predict"))
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "pdfs").mkdir()
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "pdfs" / "inv_1.pdf").write_bytes(PDF)
+    (tmp_path / "gold" / "inv_1.json").write_text(json.dumps({"capex": 5}))
+    schema = {"type": "object", "properties": {"capex": {"type": "number", "default": 0}}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    return {"doc": tmp_path / "pdfs" / "inv_1.pdf", "schema": tmp_path / "schema.json", "dir": tmp_path}
+
+
+def predict(files: dict[str, Path], *extra: str, system: str = "mock") -> list[str]:
+    return ["predict", "--system", system, "--doc", str(files["doc"]), "--schema", str(files["schema"]), *extra]
+
+
+def test_systems_lists_every_system_with_offline_ones_labelled(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["systems"]) == 0
+    out = capsys.readouterr()
+    lines = out.out.splitlines()
+    assert [line.split()[0] for line in lines[:8]] == sorted(line.split()[0] for line in lines[:8])
+    assert any(line.startswith("mock") and "OFFLINE" in line for line in lines)
+    assert lines[-3:] == ["openai/gpt-5.6-sol", "anthropic/claude-opus-5", "google/gemini-3.7-flash"]
+    assert "any OpenRouter" in out.err
+
+
+def test_systems_shows_options_defaults_and_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["systems", "openai/gpt-5.6-sol"]) == 0
+    out = capsys.readouterr().out
+    assert "max_output_tokens" in out and "None" in out and "\nmodel " not in out
+    assert "export OPENROUTER_API_KEY" in out and "OPENAI_API_KEY" in out
+    cli.main(["systems", "datalab"])
+    assert "'balanced'" in capsys.readouterr().out
+
+
+def test_predict_prints_the_record_and_exits_0(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(predict(files, "--options", '{"mock": {"usd": 0.5}}')) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["output"], record["timeout_s"], record["cost"]["usd"]) == ({"capex": 5}, 1800, 0.5)
+    sent = record["sent"]["properties"]["capex"]
+    assert "default" not in sent and "positive magnitude" in sent["description"]  # the conventions applied
+
+
+def test_predict_exits_1_when_the_record_holds_an_error(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = files["dir"] / "options.json"
+    options.write_text('{"malformed": 1.0}')
+    assert cli.main(predict(files, "--options", str(options), "--timeout", "30")) == 1
+    record = json.loads(capsys.readouterr().out)
+    assert (record["error"]["type"], record["timeout_s"]) == ("Unreadable", 30.0)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message", "code"),
+    [
+        (["--options", '{"datalab": {"mode": "accurate"}}'], "for datalab, but this command runs mock", 1),
+        (["--options", '{"mock": "x"}'], "one object under the system's name", 1),
+        (["--options", '{"mock": {}, "seed": 1}'], "give only mock's options", 1),
+        (["--options", "[1]"], "[1]: no such file", 1),
+        (["--options", "{not json"], "not JSON", 1),
+        (["--options", '{"sead": 1}'], "did you mean 'seed'", 1),
+        (["--timeout", "0"], "positive", 2),
+    ],
+)
+def test_predict_refuses_bad_arguments_on_one_line(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], extra: list[str], message: str, code: int
+) -> None:
+    assert cli.main(predict(files, *extra)) == code
+    err = capsys.readouterr().err
+    assert err.startswith("oeb predict: ") and message in err and err.count("\n") == 1
+
+
+def test_predict_refuses_a_missing_document_and_a_missing_key(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files["doc"].unlink()
+    assert cli.main(predict(files)) == 1
+    assert "--doc" in capsys.readouterr().err
+    files["doc"].write_bytes(PDF)
+    monkeypatch.delenv("DATALAB_API_KEY", raising=False)
+    assert cli.main(predict(files, system="datalab")) == 1
+    assert "export it" in capsys.readouterr().err
+
+
+def test_predict_of_an_unknown_system_is_one_line(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(predict(files, system="nosuch")) == 1
+    assert "unknown system 'nosuch'" in capsys.readouterr().err
