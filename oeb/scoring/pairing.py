@@ -20,9 +20,10 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
+from oeb.scoring.certified import certified_pairing
 from oeb.scoring.rows import Leaf, Path, Row
 from oeb.scoring.schema import array_name
-from oeb.scoring.weights import block_values, named_counts
+from oeb.scoring.weights import Columns, block_values, named_counts
 
 # Solver switches of the reference (SCORING.md 5.5).
 PER_CELL_LIMIT = 256
@@ -32,6 +33,8 @@ NESTED_MIXED_LIMIT = 500_000_000
 NESTED_MAX_SIDE = 20_000
 # Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
 INNER_MATRIX_LIMIT = 16_000_000
+# The reference's sparse solver is run on blocks up to this many cells (its matrix takes ~3 GB at 81M).
+SPARSE_SOLVER_CELLS = 100_000_000
 
 
 class Aligner:
@@ -130,7 +133,7 @@ class Aligner:
             return _dense(self._weights(pi, gi))
         common_nested = self._nested_paths(pi) & self._nested_paths(gi)
         if not common_nested:
-            return _sparse(self._sparse_weights(pi, gi), n, m)
+            return self._flat_huge(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
             return _dense(self._weights(pi, gi))
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_MIXED_LIMIT:
@@ -141,6 +144,23 @@ class Aligner:
             return _greedy(weights)
         self.approximated.add(max(n, m))
         return _greedy(self._weights(pi, gi))
+
+    def _flat_huge(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
+        """Beyond the dense limit without nested arrays: the reference's sparse solver, or a proof.
+
+        A pairing proved to be the unique optimum is what the reference's solver returns too. When
+        the optimum is not unique, the reference's own solver is run where its sparse matrix fits
+        in memory, so that ties fall its way; past that, the optimal pairing found is used.
+        """
+        n, m = len(pi), len(gi)
+        columns = Columns([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
+        found = certified_pairing(columns, self.scale)
+        if found is not None and found.certified:
+            return found.pairs
+        if found is None or n * m <= SPARSE_SOLVER_CELLS:
+            matched, shared = columns.counts()
+            return _sparse(sparse.csr_array(self._combined(matched, shared)), n, m)
+        return found.pairs
 
     def _nested_paths(self, rows: list[Row]) -> set[Path]:
         paths: set[Path] = set()
@@ -197,10 +217,6 @@ class Aligner:
                 spans.append((len(inner), len(inner) + len(nested)))
                 inner.extend(nested)
         return outer, inner, np.array(spans, dtype=np.int64).reshape(-1, 2)
-
-    def _sparse_weights(self, pi: list[Row], gi: list[Row]) -> sparse.csr_array:
-        matched, shared = named_counts([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
-        return sparse.csr_array(self._combined(matched, shared))
 
     def _positives(self, pi: list[Row], gi: list[Row]) -> int:
         counts: dict[tuple[Path, str], list[int]] = {}

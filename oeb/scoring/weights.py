@@ -24,67 +24,97 @@ MAX_PERMUTATIONS = 720
 MAX_SIGNATURE_PAIRS = 40_000
 
 
+class Columns:
+    """The named values of a block's pred and gold rows, one column per suffix.
+
+    A column maps each canonical key to the pred rows and the gold rows holding it, which is what
+    every way of counting equal values needs: dense comparisons of integer codes, sparse joins of
+    the rows sharing a key, or per-pair lookups.
+    """
+
+    def __init__(self, pred: Sequence[Named], gold: Sequence[Named]) -> None:
+        self.pred, self.gold = pred, gold
+        self.n, self.m = len(pred), len(gold)
+        columns: dict[object, dict[str, tuple[list[int], list[int]]]] = {}
+        for side, rows in ((0, pred), (1, gold)):
+            for index, named in enumerate(rows):
+                for suffix, key in named.items():
+                    column = columns.get(suffix)
+                    if column is None:
+                        column = columns[suffix] = {}
+                    entry = column.get(key)
+                    if entry is None:
+                        entry = column[key] = ([], [])
+                    entry[side].append(index)
+        self.columns = list(columns.values())
+        self.pairs = [sum(len(p) * len(g) for p, g in column.values()) for column in self.columns]
+
+    def codes(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """Integer codes of a column's keys per row: -1 where a pred row lacks it, -2 a gold row."""
+        p_codes = np.full(self.n, -1, dtype=np.int32)
+        g_codes = np.full(self.m, -2, dtype=np.int32)
+        for code, (p_rows, g_rows) in enumerate(self.columns[column].values()):
+            p_codes[p_rows] = code
+            g_codes[g_rows] = code
+        return p_codes, g_codes
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
+        n, m = self.n, self.m
+        matched = np.zeros((n, m), dtype=np.int32)
+        scattered: list[np.ndarray] = []
+        for index, column in enumerate(self.columns):
+            if not self.pairs[index]:
+                continue
+            if self.pairs[index] > n * m * DENSE_COLUMN_SHARE:
+                p_codes, g_codes = self.codes(index)
+                matched += p_codes[:, None] == g_codes[None, :]
+            else:
+                for p_rows, g_rows in column.values():
+                    if p_rows and g_rows:
+                        scattered.append((np.asarray(p_rows)[:, None] * m + np.asarray(g_rows)[None, :]).ravel())
+        if scattered:
+            np.add.at(matched.reshape(-1), np.concatenate(scattered), 1)
+        return matched, self.shared_counts()
+
+    def signatures(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Each row's key-set id and a table of how many suffixes two key-sets share (None: too many)."""
+        ids: dict[frozenset, int] = {}
+        p_sig = np.array([ids.setdefault(frozenset(named), len(ids)) for named in self.pred], dtype=np.int64)
+        p_count = len(ids)
+        g_sig = np.array([ids.setdefault(frozenset(named), len(ids)) for named in self.gold], dtype=np.int64)
+        distinct = list(ids)
+        if p_count * (len(distinct) - p_count + 1) > MAX_SIGNATURE_PAIRS:
+            return None
+        table = np.array([[len(a & b) for b in distinct] for a in distinct[:p_count]], dtype=np.int32)
+        return p_sig, g_sig, table.reshape(p_count, len(distinct))
+
+    def shared_counts(self) -> np.ndarray:
+        """Suffixes both rows have: tabulated per distinct key-set, which tables rarely have many of."""
+        found = self.signatures()
+        if found is not None:
+            p_sig, g_sig, table = found
+            return table[p_sig][:, g_sig].reshape(self.n, self.m)
+        suffixes: dict[object, int] = {}
+
+        def incidence(rows: Sequence[Named]) -> tuple[list[int], list[int]]:
+            r, c = [], []
+            for index, named in enumerate(rows):
+                for suffix in named:
+                    r.append(index)
+                    c.append(suffixes.setdefault(suffix, len(suffixes)))
+            return r, c
+
+        (pr, pc), (gr, gc) = incidence(self.pred), incidence(self.gold)
+        width = max(len(suffixes), 1)
+        p = sparse.csr_array((np.ones(len(pr)), (pr, pc)), shape=(self.n, width))
+        g = sparse.csr_array((np.ones(len(gr)), (gr, gc)), shape=(self.m, width))
+        return (p @ g.T).toarray().astype(np.int32)
+
+
 def named_counts(pred: Sequence[Named], gold: Sequence[Named]) -> tuple[np.ndarray, np.ndarray]:
     """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
-    n, m = len(pred), len(gold)
-    columns: dict[object, dict[str, tuple[list[int], list[int]]]] = {}
-    for side, rows in ((0, pred), (1, gold)):
-        for index, named in enumerate(rows):
-            for suffix, key in named.items():
-                column = columns.get(suffix)
-                if column is None:
-                    column = columns[suffix] = {}
-                entry = column.get(key)
-                if entry is None:
-                    entry = column[key] = ([], [])
-                entry[side].append(index)
-    matched = np.zeros((n, m), dtype=np.int32)
-    scattered: list[np.ndarray] = []
-    for column in columns.values():
-        pairs = sum(len(p) * len(g) for p, g in column.values())
-        if not pairs:
-            continue
-        if pairs > n * m * DENSE_COLUMN_SHARE:
-            p_codes = np.full(n, -1, dtype=np.int64)
-            g_codes = np.full(m, -2, dtype=np.int64)
-            for code, (p_rows, g_rows) in enumerate(column.values()):
-                p_codes[p_rows] = code
-                g_codes[g_rows] = code
-            matched += p_codes[:, None] == g_codes[None, :]
-        else:
-            for p_rows, g_rows in column.values():
-                if p_rows and g_rows:
-                    scattered.append((np.asarray(p_rows)[:, None] * m + np.asarray(g_rows)[None, :]).ravel())
-    if scattered:
-        np.add.at(matched.reshape(-1), np.concatenate(scattered), 1)
-    return matched, _shared_counts(pred, gold)
-
-
-def _shared_counts(pred: Sequence[Named], gold: Sequence[Named]) -> np.ndarray:
-    """Suffixes both rows have: tabulated per distinct key-set, which tables rarely have many of."""
-    signatures: dict[frozenset, int] = {}
-    p_sig = np.array([signatures.setdefault(frozenset(named), len(signatures)) for named in pred], dtype=np.int64)
-    p_count = len(signatures)
-    g_sig = np.array([signatures.setdefault(frozenset(named), len(signatures)) for named in gold], dtype=np.int64)
-    distinct = list(signatures)
-    if p_count * (len(distinct) - p_count + 1) <= MAX_SIGNATURE_PAIRS:
-        table = np.array([[len(a & b) for b in distinct] for a in distinct[:p_count]], dtype=np.int32)
-        return table[p_sig][:, g_sig].reshape(len(pred), len(gold))
-    suffixes: dict[object, int] = {}
-
-    def incidence(rows: Sequence[Named]) -> sparse.csr_array:
-        r, c = [], []
-        for index, named in enumerate(rows):
-            for suffix in named:
-                r.append(index)
-                c.append(suffixes.setdefault(suffix, len(suffixes)))
-        return r, c
-
-    (pr, pc), (gr, gc) = incidence(pred), incidence(gold)
-    width = max(len(suffixes), 1)
-    p = sparse.csr_array((np.ones(len(pr)), (pr, pc)), shape=(len(pred), width))
-    g = sparse.csr_array((np.ones(len(gr)), (gr, gc)), shape=(len(gold), width))
-    return (p @ g.T).toarray().astype(np.int32)
+    return Columns(pred, gold).counts()
 
 
 def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) -> np.ndarray:
