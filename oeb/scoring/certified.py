@@ -33,6 +33,7 @@ MAX_NEW_PAIRS = 2_000_000
 MAX_ROUNDS = 8
 # Pairs one proof step may enumerate; rows scanned against every gold row when a join is larger.
 MAX_JOIN_PAIRS = 20_000_000
+MAX_SUSPECTS = 200_000_000
 MAX_SCAN_CELLS = 400_000_000
 SCAN_CHUNK_CELLS = 8_000_000
 MAX_FREQUENT_COLUMNS = 8
@@ -42,9 +43,10 @@ WEIGHT_CHUNK = 2_000_000
 
 @dataclass(frozen=True)
 class Pairing:
-    """Pairs (pred index, gold index) of a maximum-weight pairing, and whether it is the only one."""
+    """Pairs (pred index, gold index), whether they are proved optimal, and proved the only optimum."""
 
     pairs: list[tuple[int, int]]
+    optimal: bool
     certified: bool
 
 
@@ -58,24 +60,19 @@ class _Block:
         codes = [columns.codes(c) for c in range(len(columns.columns))]
         self.p_codes = np.array([p for p, _ in codes], dtype=np.int32).reshape(len(codes), self.n)
         self.g_codes = np.array([g for _, g in codes], dtype=np.int32).reshape(len(codes), self.m)
-        signatures = columns.signatures()
-        if signatures is None:
-            raise _GiveUp
-        self.p_sig, self.g_sig, self.shared_table = signatures
-        self.most_shared = int(self.shared_table.max(initial=0))
+        self.most_shared = len(codes)
         limit = JOIN_PAIRS_PER_ROW * (self.n + self.m)
         self.rare = [c for c, pairs in enumerate(columns.pairs) if 0 < pairs <= limit]
         self.frequent = [c for c, pairs in enumerate(columns.pairs) if pairs > limit]
-        if len(self.frequent) > MAX_FREQUENT_COLUMNS:
-            raise _GiveUp
 
     def weights(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The exact weight of each pair (i[k], j[k]), in chunks to bound memory."""
         out = np.empty(len(i), dtype=np.int64)
         for start in range(0, len(i), WEIGHT_CHUNK):
             a, b = i[start : start + WEIGHT_CHUNK], j[start : start + WEIGHT_CHUNK]
-            matched = (self.p_codes[:, a] == self.g_codes[:, b]).sum(axis=0, dtype=np.int64)
-            shared = self.shared_table[self.p_sig[a], self.g_sig[b]].astype(np.int64)
+            p, g = self.p_codes[:, a], self.g_codes[:, b]
+            matched = (p == g).sum(axis=0, dtype=np.int64)
+            shared = ((p >= 0) & (g >= 0)).sum(axis=0, dtype=np.int64)
             out[start : start + len(a)] = np.where(matched >= 1, matched * self.scale + shared, 0)
         return out
 
@@ -87,43 +84,70 @@ class _Block:
         return _unique_pairs([pair for pair in found if pair is not None], self.m)
 
 
-class _GiveUp(Exception):
-    """The block is not shaped for this method (too many frequent columns or key-sets)."""
+def certified_pairing(columns: Columns, scale: int) -> Pairing:
+    """A maximum-weight pairing proved optimal over all pairs where a proof is found.
 
-
-def certified_pairing(columns: Columns, scale: int) -> Pairing | None:
-    """A maximum-weight pairing proved optimal over all pairs, or None where no proof was found."""
-    try:
-        block = _Block(columns, scale)
-    except _GiveUp:
-        return None
+    Without a proof (a block shaped so that the proof would enumerate too many pairs) the pairing
+    is the best on the candidate pairs, which need not be optimal: `optimal` is then False.
+    """
+    block = _Block(columns, scale)
     i, j = block.rare_pairs
     w = block.weights(i, j)
+    i, j, w = _with_leftovers(block, i, j, w)
     for _ in range(MAX_ROUNDS):
+        partner = _solve(block.n, block.m, i, j, w)
+        pairs = [(r, int(c)) for r, c in enumerate(partner.tolist()) if c >= 0]
+        duals = _duals(block, partner, i, j, w)
+        suspects = None if duals is None else _suspects(block, *duals)
+        if duals is None or suspects is None:
+            return Pairing(pairs, optimal=False, certified=False)
+        u, v = duals
+        violated_i, violated_j, tied = _against_duals(block, suspects, u, v, partner)
+        if not len(violated_i):
+            tied = tied or bool(((u[i] + v[j] == w) & (partner[i] != j)).any())
+            return Pairing(pairs, optimal=True, certified=not tied)
+        i, j = _unique_pairs([(i, j), (violated_i[:MAX_NEW_PAIRS], violated_j[:MAX_NEW_PAIRS])], block.m)
+        w = block.weights(i, j)
         keep = w > 0
         i, j, w = i[keep], j[keep], w[keep]
-        partner = _solve(block.n, block.m, i, j, w)
-        duals = _duals(block, partner, i, j, w)
-        if duals is None:
-            return None
-        u, v = duals
-        suspects = _suspects(block, u, v)
-        if suspects is None:
-            return None
-        s_i, s_j = suspects
-        s_w = block.weights(s_i, s_j)
-        slack = u[s_i] + v[s_j] - s_w
-        chosen = partner[s_i] == s_j
-        violated = (s_w > 0) & (slack < 0)
-        if not violated.any():
-            tied_suspect = ((s_w > 0) & (slack == 0) & ~chosen).any()
-            tied_candidate = ((u[i] + v[j] == w) & (partner[i] != j)).any()
-            pairs = [(r, int(c)) for r, c in enumerate(partner.tolist()) if c >= 0]
-            return Pairing(pairs, certified=not (tied_suspect or tied_candidate))
-        new_i, new_j = s_i[violated][:MAX_NEW_PAIRS], s_j[violated][:MAX_NEW_PAIRS]
-        i, j = _unique_pairs([(np.concatenate([i, new_i]), np.concatenate([j, new_j]))], block.m)
-        w = block.weights(i, j)
-    return None
+    return Pairing(pairs, optimal=False, certified=False)
+
+
+def _with_leftovers(
+    block: _Block, i: np.ndarray, j: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Add every pair of rows left unpaired by the candidates so far: they compete for each other."""
+    keep = w > 0
+    i, j, w = i[keep], j[keep], w[keep]
+    partner = _solve(block.n, block.m, i, j, w)
+    free_p = np.nonzero(partner < 0)[0]
+    taken = np.zeros(block.m, dtype=bool)
+    taken[partner[partner >= 0]] = True
+    free_g = np.nonzero(~taken)[0]
+    if not len(free_p) or not len(free_g) or len(free_p) * len(free_g) > MAX_NEW_PAIRS:
+        return i, j, w
+    i, j = _unique_pairs([(i, j), (np.repeat(free_p, len(free_g)), np.tile(free_g, len(free_p)))], block.m)
+    w = block.weights(i, j)
+    keep = w > 0
+    return i[keep], j[keep], w[keep]
+
+
+def _against_duals(
+    block: _Block, suspects: list[tuple[np.ndarray, np.ndarray]], u: np.ndarray, v: np.ndarray, partner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The suspects above their duals (violations), and whether any other than a chosen pair meets them."""
+    violated: list[tuple[np.ndarray, np.ndarray]] = []
+    tied = False
+    for s_i, s_j in suspects:
+        for start in range(0, len(s_i), WEIGHT_CHUNK):
+            a, b = s_i[start : start + WEIGHT_CHUNK], s_j[start : start + WEIGHT_CHUNK]
+            w = block.weights(a, b)
+            slack = u[a] + v[b] - w
+            over = (w > 0) & (slack < 0)
+            violated.append((a[over], b[over]))
+            tied = tied or bool(((w > 0) & (slack == 0) & (partner[a] != b)).any())
+    found_i, found_j = _unique_pairs(violated, block.m)
+    return found_i, found_j, tied
 
 
 def _solve(n: int, m: int, i: np.ndarray, j: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -198,7 +222,7 @@ def _shortest_from(source: int, nodes: int, src: np.ndarray, dst: np.ndarray, le
     return None
 
 
-def _suspects(block: _Block, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _suspects(block: _Block, u: np.ndarray, v: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
     """Every pair that could reach its duals: all candidates for violations and ties.
 
     A pair that shares no rare value weighs at most `k * scale + most_shared` when it shares `k`
@@ -207,7 +231,9 @@ def _suspects(block: _Block, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, 
     """
     found = [block.rare_pairs]
     if not block.frequent:
-        return _unique_pairs(found, block.m)
+        return found
+    if len(block.frequent) > MAX_FREQUENT_COLUMNS:
+        return None
     floor = u + int(v.min(initial=0)) - block.most_shared
     needed = np.maximum(1, -(-floor // block.scale))
     scan_rows: list[np.ndarray] = []
@@ -230,7 +256,9 @@ def _suspects(block: _Block, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, 
         if len(rows) * block.m > MAX_SCAN_CELLS:
             return None
         found.append(_scan(block, rows, u, v))
-    return _unique_pairs(found, block.m)
+    if sum(len(i) for i, _ in found) > MAX_SUSPECTS:
+        return None
+    return found
 
 
 def _scan(block: _Block, rows: np.ndarray, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

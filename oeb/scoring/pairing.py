@@ -146,20 +146,23 @@ class Aligner:
         return _greedy(self._weights(pi, gi))
 
     def _flat_huge(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
-        """Beyond the dense limit without nested arrays: the reference's sparse solver, or a proof.
+        """Beyond the dense limit without nested arrays: a proved pairing, or the reference's sparse solver.
 
         A pairing proved to be the unique optimum is what the reference's solver returns too. When
-        the optimum is not unique, the reference's own solver is run where its sparse matrix fits
-        in memory, so that ties fall its way; past that, the optimal pairing found is used.
+        the optimum is not unique (or not proved), the reference's own solver runs where its sparse
+        matrix fits in memory, so that ties fall its way. Past that, a proved optimum is used as it
+        is, and an unproved pairing is flagged as an approximation (`matching_exact` false).
         """
         n, m = len(pi), len(gi)
         columns = Columns([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
         found = certified_pairing(columns, self.scale)
-        if found is not None and found.certified:
+        if found.certified:
             return found.pairs
-        if found is None or n * m <= SPARSE_SOLVER_CELLS:
+        if n * m <= SPARSE_SOLVER_CELLS:
             matched, shared = columns.counts()
             return _sparse(sparse.csr_array(self._combined(matched, shared)), n, m)
+        if not found.optimal:
+            self.approximated.add(max(n, m))
         return found.pairs
 
     def _nested_paths(self, rows: list[Row]) -> set[Path]:
