@@ -36,6 +36,10 @@ class ScoreOptionError(OebError, ValueError):
     """`score()` got an option value that cannot apply (an unknown `order_matters` array name)."""
 
 
+class DocumentTooDeep(OebError, ValueError):
+    """A prediction, gold or schema nests deeper than Python's recursion allows oeb to walk."""
+
+
 class SchemaError(OebError, ValueError):
     """A JSON Schema cannot be used for scoring (an unresolvable or external `$ref`)."""
 
@@ -82,3 +86,50 @@ class DocumentMissingError(DatasetError):
 
 class GoldError(DatasetError):
     """A row's gold file is missing, not JSON, or not a JSON object (§1.3 step 11)."""
+
+
+class ConfigError(OebError):
+    """A run config cannot be used: no file, not YAML, a missing, unknown or ill-typed key, or a
+    `--set` that names no key of the config (HARNESS.md §2.3)."""
+
+
+class SelectionError(OebError):
+    """The config's `rows` select nothing, name ids the dataset lacks, or mix `sample` and `limit` (§2.4)."""
+
+
+class PlanDeclined(OebError):
+    """The user answered no (or nothing) to the plan's question; nothing was written."""
+
+
+class RunFolderError(OebError):
+    """A folder is not a run folder the command can use: no config.yaml or settings.json, no
+    `predictions/`, a corrupt settings.json, or a run made with another dataset (§3.6, §3.9)."""
+
+
+class ResumeMismatch(RunFolderError):
+    """A resume would ask another question than the run did (system, options, dataset, its commit,
+    manifest or rows), which would mix two runs in one folder (§3.6)."""
+
+
+class UnfinishedRun(RunFolderError):
+    """Grading was asked for a run with documents never predicted, without `--partial` (§3.4 step 5)."""
+
+
+class GradingError(OebError):
+    """The scorer refused a document's gold or schema (a gold that contradicts its schema)."""
+
+
+class RunStopped(OebError):
+    """The system stopped the run (account, refused connection, missing key, a crashed reader, a bug):
+    what was paid for is saved, and the run continues with `oeb resume` once the cause is fixed."""
+
+
+class RayUnavailable(OebError):
+    """Ray could not be started, or the cluster named by `ray.address` could not be reached."""
+
+
+class Interrupted(OebError):
+    """The user pressed Ctrl-C during a run: documents already answered are saved, the rest are
+    left for `oeb resume`."""
+
+    exit_code = 130

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from oeb.errors import ScoreArgumentError, ScoreOptionError
+from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.document import document_arrays, flatten, prepare, states_nothing
 from oeb.scoring.pairing import Aligner
@@ -66,11 +66,17 @@ def score(
     address (skipped open maps first, then reading order).
     """
     _check_documents(pred, gold, schema)
-    resolved = resolve_schema(schema)
-    positional = _positional_arrays(order_matters, resolved, pred, gold)
-    pred_doc = prepare(pred if pred is not None else {}, prediction=True)
-    gold_doc = prepare(gold if gold is not None else {}, prediction=False)
-    return _Scoring(pred_doc, gold_doc, resolved, positional, absent).result(verdicts)
+    try:
+        resolved = resolve_schema(schema)
+        positional = _positional_arrays(order_matters, resolved, pred, gold)
+        pred_doc = prepare(pred if pred is not None else {}, prediction=True)
+        gold_doc = prepare(gold if gold is not None else {}, prediction=False)
+        return _Scoring(pred_doc, gold_doc, resolved, positional, absent).result(verdicts)
+    except RecursionError:
+        raise DocumentTooDeep(
+            "a document or the schema nests too deeply to score (hundreds of levels); "
+            "flatten the structure or check the file for corruption"
+        ) from None
 
 
 def _check_documents(pred: Any, gold: Any, schema: Any) -> None:

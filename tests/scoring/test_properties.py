@@ -159,3 +159,16 @@ def test_no_json_input_crashes_the_scorer(pred: Any, gold: Any, schema: Any) -> 
         assert "\n" not in str(error)
         return
     assert 0.0 <= result["accuracy"] <= 1.0
+
+
+def test_a_document_nested_too_deeply_is_refused_on_one_line() -> None:
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    try:
+        oeb.score({"a": deep}, {"a": "x"}, SCHEMA)
+    except OebError as error:
+        assert isinstance(error, ValueError)
+        assert "nests too deeply" in str(error)
+    else:
+        raise AssertionError("a 5,000-level document should be refused")
