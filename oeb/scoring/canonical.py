@@ -91,6 +91,7 @@ _PUNCTUATION = re.compile(r"[\s,\-.]")
 _BRACKETS_SLASH = str.maketrans("", "", "()/")
 _NUMBER_ROUTE_DELETE = str.maketrans("", "", ",$% ")
 _NUMBER_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-"})
+_PARENTHESISED = re.compile(r"\((.*)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +299,10 @@ def _parse_decimal(text: str) -> Decimal | None:
     """The number-text test: a decimal with a period, after signs and currency marks are read."""
     t = text.strip()
     negative = False
-    if t.startswith("(") and t.endswith(")") and len(t) >= 2:
+    wrapped = _PARENTHESISED.fullmatch(t)  # like the reference's pattern, `.` stops at a line feed
+    if wrapped:
         negative = True
-        t = t[1:-1].strip()
+        t = wrapped.group(1).strip()
     t = t.translate(_NUMBER_SIGNS)
     if t.endswith("-"):
         negative = not negative

@@ -7,11 +7,11 @@ scalar to its address, a tuple of `("k", key)` and `("i", index)` steps, while s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from oeb.scoring.rows import Address, Array, Leaf, Row
-from oeb.scoring.schema import array_name, is_open_map, items_schema, property_schema, read_node
+from oeb.scoring.schema import is_open_map, items_schema, property_schema, read_node
 
 __all__ = ["states_nothing"]
 
@@ -81,15 +81,19 @@ def prepare(document: Any, *, prediction: bool) -> dict[str, Any]:
     return prepared if isinstance(prepared, dict) else {}
 
 
-def document_arrays(document: Any, path: tuple[tuple[str, Any], ...] = ()) -> Iterator[str]:
-    """Names of every array in a document, empty ones included."""
-    if isinstance(document, dict):
-        for key, item in document.items():
-            yield from document_arrays(item, (*path, ("k", key)))
-    elif isinstance(document, list):
-        yield array_name(path)
-        for item in document:
-            yield from document_arrays(item, (*path, ("i", None)))
+def array_paths(document: Any) -> set[Address]:
+    """The path of every array in a document (empty ones included), `("i", None)` for each index."""
+    found: set[Address] = set()
+    stack: list[tuple[Any, Address]] = [(document, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, (*path, ("k", key))) for key, item in value.items())
+        elif isinstance(value, list):
+            found.add(path)
+            element = (*path, ("i", None))
+            stack.extend((item, element) for item in value if isinstance(item, (dict, list)))
+    return found
 
 
 class _SchemaView:

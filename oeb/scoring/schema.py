@@ -156,9 +156,9 @@ class ResolvedSchema:
             self._slots = frozenset(_slots(self.root, ()))
         return self._slots
 
-    def array_names(self) -> Iterator[str]:
-        """Names (as `order_matters` writes them) of the arrays the schema declares."""
-        yield from _schema_arrays(self.root, ())
+    def array_paths(self) -> set[tuple[tuple[str, Any], ...]]:
+        """Paths of the arrays the schema declares (`type: "array"` or an `items` key)."""
+        return set(_schema_arrays(self.root, ()))
 
 
 def _slots(node: Any, path: Slot) -> Iterator[Slot]:
@@ -175,10 +175,10 @@ def _slots(node: Any, path: Slot) -> Iterator[Slot]:
         yield from _slots(items_schema(node), (*path, ("i", None)))
 
 
-def _schema_arrays(node: Any, path: tuple[tuple[str, Any], ...]) -> Iterator[str]:
+def _schema_arrays(node: Any, path: tuple[tuple[str, Any], ...]) -> Iterator[tuple[tuple[str, Any], ...]]:
     node = read_node(node)
     if node.get("type") == "array" or "items" in node:
-        yield array_name(path)
+        yield path
     properties = node.get("properties")
     if isinstance(properties, dict):
         for key, child in properties.items():
@@ -188,13 +188,17 @@ def _schema_arrays(node: Any, path: tuple[tuple[str, Any], ...]) -> Iterator[str
 
 
 def array_name(path: tuple[tuple[str, Any], ...]) -> str:
-    """How `order_matters` names an array: `invoice.lines`, `rows[*].tags`, `x['a.b']`."""
-    parts: list[str] = []
+    """How `order_matters` names an array: `invoice.lines`, `rows[*].tags`, `x['a.b']`.
+
+    As in the printed form of addresses, a key is joined with a dot only to text before it, so a
+    leading empty key adds nothing: two different arrays can have one name (see `score`).
+    """
+    text = ""
     for kind, name in path:
         if kind == "i":
-            parts.append("[*]")
+            text += "[*]"
         elif "." in name or "[" in name or "]" in name:
-            parts.append(f"[{name!r}]")
+            text += f"[{name!r}]"
         else:
-            parts.append(f".{name}" if parts else name)
-    return "".join(parts)
+            text += f".{name}" if text else name
+    return text

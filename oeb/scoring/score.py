@@ -7,10 +7,10 @@ from typing import Any, NamedTuple
 
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import document_arrays, flatten, prepare, states_nothing
+from oeb.scoring.document import array_paths, flatten, prepare, states_nothing
 from oeb.scoring.pairing import Aligner
 from oeb.scoring.rows import Leaf, Row
-from oeb.scoring.schema import ResolvedSchema, resolve_schema
+from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
 
 __all__ = ["RESULTS", "Verdict", "score", "show_address"]
 
@@ -36,13 +36,13 @@ def show_address(address: Address) -> str:
     """The printed form: `invoices[0].lines[p1].sku`; `<root>` for the empty address."""
     if not address:
         return "<root>"
-    parts: list[str] = []
+    text = ""
     for kind, name in address:
         if kind == "i":
-            parts.append(f"[{name}]")
+            text += f"[{name}]"
         else:
-            parts.append(f".{name}" if parts else str(name))
-    return "".join(parts)
+            text += f".{name}" if text else str(name)
+    return text
 
 
 def reading_order(address: Address) -> tuple:
@@ -68,9 +68,9 @@ def score(
     _check_documents(pred, gold, schema)
     try:
         resolved = resolve_schema(schema)
-        positional = _positional_arrays(order_matters, resolved, pred, gold)
         pred_doc = prepare(pred if pred is not None else {}, prediction=True)
         gold_doc = prepare(gold if gold is not None else {}, prediction=False)
+        positional = _positional_arrays(order_matters, resolved, (pred, gold, pred_doc, gold_doc))
         return _Scoring(pred_doc, gold_doc, resolved, positional, absent).result(verdicts)
     except RecursionError:
         raise DocumentTooDeep(
@@ -100,29 +100,38 @@ def _check_documents(pred: Any, gold: Any, schema: Any) -> None:
 
 
 def _positional_arrays(
-    order_matters: Iterable[str] | bool, schema: ResolvedSchema, pred: Any, gold: Any
+    order_matters: Iterable[str] | bool, schema: ResolvedSchema, documents: tuple[Any, ...]
 ) -> frozenset[str] | bool:
-    """The arrays compared by position: `True` for all, else a set of names, each checked."""
-    if isinstance(order_matters, bool):
-        return order_matters
+    """The arrays compared by position: `True` for all, else a set of names, each checked.
+
+    As the reference does on every call, refuses documents where two different arrays have the
+    same name (possible only through empty keys), since a name could then mean either.
+    """
     if isinstance(order_matters, str):
         raise ScoreArgumentError(
             f"order_matters takes a list of array names, not one string: write [{order_matters!r}] "
             "(a bare string would be read character by character)"
         )
+    paths = schema.array_paths().union(*(array_paths(d) for d in documents))
+    if any(("k", "") in path for path in paths):
+        named: dict[str, Address] = {}
+        for path in sorted(paths):
+            name = array_name(path)
+            if named.setdefault(name, path) != path:
+                raise ScoreOptionError(
+                    f"two different arrays are both named {name!r} (through empty keys), so order_matters "
+                    "could not tell them apart; rename the empty keys"
+                )
+    if isinstance(order_matters, bool):
+        return order_matters
     if order_matters is None:
         raise ScoreArgumentError("order_matters takes a list of array names, True or False, not None")
     names = list(order_matters)
+    known = {array_name(path) for path in paths} if names else set()
     for name in names:
         if not isinstance(name, str):
-            raise ScoreArgumentError(f"order_matters entries must be array names (str), not {type(name).__name__}")
-    if not names:
-        return frozenset()
-    known = set(schema.array_names())
-    for document, is_prediction in ((gold, False), (pred, True)):
-        known.update(document_arrays(document))
-        known.update(document_arrays(prepare(document, prediction=is_prediction)))
-    for name in names:
+            kind = type(name).__name__
+            raise ScoreArgumentError(f"order_matters entries must be array names (str), not {kind}")
         if name not in known:
             listed = ", ".join(repr(n) for n in sorted(known)[:MAX_ARRAYS_LISTED])
             available = f"arrays available: {listed}" if known else "these documents have no arrays"
