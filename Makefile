@@ -4,27 +4,36 @@ export UV_PYTHON_DOWNLOADS := never
 export RAY_USAGE_STATS_ENABLED := 0
 export RAY_AUTH_MODE := disabled
 export RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S := 0
+export RAY_ENABLE_UV_RUN_RUNTIME_ENV := 0
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup test test-fast lint bench bench-scorer
+# `make bench` runs the offline mock config; `make bench SYSTEM=reducto` runs configs/reducto.yaml.
+SYSTEM ?= mock
+BENCH_CONFIG = $(if $(filter mock,$(SYSTEM)),oeb/examples/mock.yaml,configs/$(SYSTEM).yaml)
+
+.PHONY: setup test test-fast lint bench bench-scorer bench-run
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 	$(UV) sync --locked
 
 test: setup lint
-	$(UV) run pytest -m "not ray" -n 2
+	$(UV) run pytest -m "not ray and not cluster" -n 2
 	$(UV) run pytest -m ray -p no:xdist || [ $$? -eq 5 ]  # 5: no Ray test selected
+	$(UV) run pytest -m cluster -p no:xdist tests/cluster  # its own 2-node Ray: a process of its own
 
 test-fast: setup
-	$(UV) run pytest -m "not ray and not slow" -n 2
+	$(UV) run pytest -m "not ray and not slow and not cluster" -n 2
 
 lint: setup
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
 
 bench: setup
-	$(UV) run oeb score --pred oeb/examples/invoice/pred.json --gold oeb/examples/invoice/gold.json --schema oeb/examples/invoice/schema.json
+	$(UV) run oeb run --config $(BENCH_CONFIG) --out runs -y
 
 bench-scorer: setup
 	$(UV) run python scripts/bench_scorer.py
+
+bench-run: setup
+	$(UV) run python scripts/bench_run.py

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from oeb import __version__
 from oeb.errors import OebError
 
-VERBS = ("score", "explain", "check", "systems", "predict")
+VERBS = ("init", "run", "resume", "grade", "score", "explain", "check", "systems", "predict")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from oeb.errors import InputFileError
-from oeb.scoring import Verdict
+from oeb.run.results import verdict_json
 
 
 def load_json_object(path: str, flag: str) -> dict[str, Any]:
@@ -34,13 +34,6 @@ def load_json_object(path: str, flag: str) -> dict[str, Any]:
         kind = "null" if value is None else type(value).__name__
         raise InputFileError(f"{flag} {path}: holds JSON {kind}; it must hold a JSON object ({{...}})")
     return value
-
-
-def verdict_json(verdict: Verdict) -> dict[str, Any]:
-    """A verdict as the run folder's `details/<id>.jsonl` writes it: the address as [kind, name] pairs."""
-    record = verdict._asdict()
-    record["address"] = [list(step) for step in verdict.address]
-    return record
 
 
 def result_json(result: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,87 @@
+"""What the run verbs share: logging to stderr, the plan and its question, the results printed."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from oeb.cli._output import print_json
+from oeb.errors import PlanDeclined
+from oeb.scoring import RESULTS
+
+
+def log_to_stderr() -> None:
+    """oeb's own log lines bare on stderr (INFO); other libraries only from WARNING."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("oeb")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def add_common(parser: argparse.ArgumentParser, *, confirm: bool = True) -> None:
+    parser.add_argument(
+        "--no-details", action="store_true", help="do not write field_matching/details/ (and remove an old one)"
+    )
+    if confirm:
+        parser.add_argument("-y", "--yes", action="store_true", help="go ahead without showing the plan or asking")
+
+
+def confirm(lines: list[str], what: str, yes: bool) -> None:
+    """Show the plan and ask on a terminal; `-y` shows nothing and asks nothing (§3.2)."""
+    if yes:
+        return
+    for line in lines:
+        print(line, file=sys.stderr)
+    if not sys.stdin.isatty():
+        return
+    print(f"Start the {what}? [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
+    if not answer:
+        print(file=sys.stderr)
+    if answer.strip().lower() not in ("y", "yes"):
+        raise PlanDeclined(f"the {what} was not started; nothing was written")
+
+
+_ERRORS = RESULTS[1:]
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def summary_table(report: dict[str, Any]) -> Table:
+    """The headline and the per-suite means, in percent, as a table."""
+    summary = report["scorers"]["field_matching"]
+    table = Table(title=f"{report['run']} · field_matching", title_justify="left")
+    table.add_column("suite", justify="left")
+    errors = (kind.replace("invented_", "inv. ") for kind in _ERRORS)
+    for column in ("rows", "accuracy", "precision", "recall", *errors):
+        table.add_column(column, justify="right")
+    scored = summary["scored"]
+    groups = {"all scored": scored, **(scored["per_suite"] if scored else {})}
+    for name, means in groups.items():
+        if means is None:
+            continue
+        numbers = [means["accuracy"], means["precision"], means["recall"], *(means[f"{k}_rate"] for k in _ERRORS)]
+        table.add_row(name, str(means["rows"]), *map(_percent, numbers))
+    cost = report["cost"]["usd"]
+    table.caption = (
+        f"headline {_percent(summary['headline'])} = accuracy × coverage {summary['coverage']:.3f}; "
+        f"{summary['failed']} of {summary['rows']} failed" + (f"; cost ${cost:.2f}" if cost is not None else "")
+    )
+    return table
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """The grading JSON on stdout, then the summary table on stderr."""
+    print_json(report)
+    sys.stdout.flush()
+    console = Console(stderr=True)
+    console.print(summary_table(report), width=max(console.width, 120))

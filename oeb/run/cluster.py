@@ -1,0 +1,66 @@
+"""Where the run's work goes: a local Ray started for the run, or a cluster named by its address.
+
+When a test (or a notebook) has already connected to Ray, that session is used as it is and left
+running. Workers of a cluster oeb joins do not share the driver's environment, so the variables a
+worker needs to reach storage and the system (the AWS and Hugging Face settings, the system's API
+keys) are handed to them through the job's runtime environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from oeb.errors import RayUnavailable
+
+_FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
+
+
+def worker_env(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:
+    """The driver's variables that workers need: storage settings and the system's key variables
+    (`keys` and their `stand_ins`, as an adapter class declares them)."""
+    names = {name for key in keys for name in (key, stand_ins.get(key)) if name}
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if value and (name in names or name.startswith(_FORWARDED_PREFIXES))
+    }
+
+
+def spread(count: int) -> list[Any]:
+    """Scheduling strategies placing `count` actors round-robin over the alive nodes (a node that
+    goes away lets Ray place its actor elsewhere)."""
+    nodes = sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
+    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True) for i in range(count)]
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, env: dict[str, str]) -> Iterator[None]:
+    """Ray for the length of a run: the session already open, else a new local one or the cluster
+    at `address` (shut down or left at the end)."""
+    if ray.is_initialized():
+        yield
+        return
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    try:
+        if address is None:
+            ray.init(address="local", include_dashboard=False, **quiet)
+        else:
+            ray.init(address=address, runtime_env={"env_vars": env}, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = "a local Ray" if address is None else f"the Ray cluster at {address}"
+        message = " ".join(str(error).split())[:300]
+        raise RayUnavailable(
+            f"cannot start or reach {where} ({message}); check ray.address in the config "
+            "(null starts a local Ray) and that the cluster is up (ray status)"
+        ) from None
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -1,0 +1,322 @@
+"""The run config: one YAML mapping that describes a run completely (HARNESS.md §2).
+
+The reference's keys (`dataset, manifest, scorers, rows, timeout, workers, system`) plus oeb's
+`ray:` block (where Ray runs, how many actors hold the system, the shared rate limit). Validation is
+strict, as the reference's: no extra keys, no type coercion except int -> float for `timeout`, and
+every problem reported in one line naming the dotted key and what the value should be. A config
+without a `ray:` block (one written for the reference) gets the defaults.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from oeb import storage
+from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
+from oeb.run._set import apply_sets
+from oeb.systems import Adapter, get
+
+PUBLIC_DATASET = "hf://datasets/datalab-to/omni_extract_bench"
+DEFAULT_TIMEOUT = 1800.0
+DEFAULT_REQUESTS_PER_SECOND = 2.0
+"""A safety cap above what a vendor's documented concurrency makes, as in the shipped configs."""
+SCORERS = ("field_matching",)
+KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "system", "ray")
+ROW_KEYS = ("sample", "limit", "only")
+RAY_KEYS = ("address", "actors", "rate_limit")
+RATE_KEYS = ("requests_per_second", "max_in_flight")
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Which manifest rows a run asks (§2.4): `only` ids, else `sample` spread evenly, else the first `limit`."""
+
+    sample: int = 0
+    limit: int = 0
+    only: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """Where the run's work goes and how fast it may call the system.
+
+    `address` None starts a local Ray for the run; `auto`, `host:port` or `ray://host:port` joins a
+    cluster. `actors` processes each hold one adapter (0: one per document in flight). One limiter
+    per system allows `requests_per_second` starts (None: no cap) and `max_in_flight` calls at once
+    (0: as many as documents in flight).
+    """
+
+    address: str | None = None
+    actors: int = 0
+    requests_per_second: float | None = DEFAULT_REQUESTS_PER_SECOND
+    max_in_flight: int = 0
+
+    def plain(self) -> dict[str, Any]:
+        rate = {"requests_per_second": self.requests_per_second, "max_in_flight": self.max_in_flight}
+        return {"address": self.address, "actors": self.actors, "rate_limit": rate}
+
+
+@dataclass(frozen=True)
+class Config:
+    """A checked config; `adapter` is the system built from its options (defaults filled in)."""
+
+    dataset: str
+    manifest: str
+    rows: Rows
+    timeout: float
+    workers: int
+    adapter: Adapter
+    system: str
+    ray: RayConfig
+
+    def plain(self) -> dict[str, Any]:
+        """The resolved config as config.yaml stores it (options re-emitted from the adapter)."""
+        return {
+            "dataset": self.dataset,
+            "manifest": self.manifest,
+            "scorers": {"field_matching": {}},
+            "rows": {"sample": self.rows.sample, "limit": self.rows.limit, "only": _list(self.rows.only)},
+            "timeout": self.timeout,
+            "workers": self.workers,
+            "system": {self.system: self.adapter.options()},
+            "ray": self.ray.plain(),
+        }
+
+    def in_flight(self) -> int:
+        """Documents asked at once: `workers`, else the system's own default, capped by the limiter."""
+        wanted = self.workers or type(self.adapter).workers
+        return min(wanted, self.ray.max_in_flight) if self.ray.max_in_flight else wanted
+
+    def actors(self) -> int:
+        return min(self.ray.actors or self.in_flight(), self.in_flight())
+
+
+def _list(value: tuple[str, ...] | None) -> list[str] | None:
+    return None if value is None else list(value)
+
+
+def to_yaml(tree: dict[str, Any]) -> str:
+    """Block YAML in the given key order, quoting only where YAML needs it."""
+    return yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def init_tree(system: str, dataset: str = PUBLIC_DATASET) -> dict[str, Any]:
+    """A complete config for `system` with every option at its default (`oeb init`)."""
+    adapter = get(system)
+    default = type(adapter).workers
+    ray = RayConfig(actors=default, max_in_flight=default)
+    return {
+        "dataset": dataset,
+        "manifest": "manifest.parquet",
+        "scorers": {"field_matching": {}},
+        "rows": {"sample": 0, "limit": 0, "only": None},
+        "timeout": DEFAULT_TIMEOUT,
+        "workers": 0,
+        "system": {system: adapter.options()},
+        "ray": ray.plain(),
+    }
+
+
+def read_tree(url: str) -> dict[str, Any]:
+    """The YAML mapping in a config file, local or in storage (a missing `ray:` block gets the defaults)."""
+    missing = ConfigError(f"no config at {url}; give a YAML file (oeb init SYSTEM > config.yaml writes one)")
+    if storage.is_local(url) and not storage.local_path(url).is_file():
+        raise missing
+    try:
+        text = storage.read_text(url)
+    except StorageNotFoundError:
+        raise missing from None
+    except StorageFormatError as error:
+        raise ConfigError(f"{error}; a config is UTF-8 YAML") from None
+    try:
+        tree = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        problem = " ".join(str(error).split())
+        raise ConfigError(f"{url} is not YAML: {problem}") from None
+    if not isinstance(tree, dict):
+        raise ConfigError(f"{url}: a config is a mapping of {', '.join(KEYS)}; oeb init SYSTEM writes one")
+    if "ray" not in tree:
+        tree["ray"] = RayConfig().plain()
+    return tree
+
+
+def load_config(path: str, sets: list[str] | None = None) -> Config:
+    """Read, apply `--set`s, and check a config; a `ConfigError` names every problem at once."""
+    return check_tree(apply_sets(read_tree(path), sets or []), where=path)
+
+
+def check_tree(tree: dict[str, Any], where: str) -> Config:
+    problems = _Problems()
+    problems.keys(tree, "", KEYS)
+    dataset = problems.string(tree, "dataset")
+    manifest = problems.string(tree, "manifest")
+    _check_scorers(tree.get("scorers"), problems)
+    rows = problems.mapping(tree, "rows", ROW_KEYS)
+    sample = problems.integer(rows, "rows.sample")
+    limit = problems.integer(rows, "rows.limit")
+    only = problems.id_list(rows, "rows.only")
+    timeout = problems.number(tree, "timeout", positive=True)
+    workers = problems.integer(tree, "workers")
+    system = tree.get("system")
+    ray = problems.mapping(tree, "ray", RAY_KEYS)
+    rate = problems.mapping(ray, "ray.rate_limit", RATE_KEYS)
+    address = problems.string(ray, "ray.address", optional=True)
+    actors = problems.integer(ray, "ray.actors")
+    rps = problems.number(rate, "ray.rate_limit.requests_per_second", positive=True, optional=True)
+    max_in_flight = problems.integer(rate, "ray.rate_limit.max_in_flight")
+    name, options = problems.system(system)
+    problems.raise_if_any(where)
+    adapter = _build(name, options, where)
+    return Config(
+        dataset=dataset,
+        manifest=manifest,
+        rows=Rows(sample, limit, None if only is None else tuple(only)),
+        timeout=float(timeout),
+        workers=workers,
+        adapter=adapter,
+        system=name,
+        ray=RayConfig(address, actors, None if rps is None else float(rps), max_in_flight),
+    )
+
+
+def _build(name: str, options: dict[str, Any], where: str) -> Adapter:
+    """The adapter, its option errors prefixed by the config's path (they are `OebError`s already)."""
+    try:
+        return get(name, options)
+    except OebError as error:
+        raise type(error)(f"{where}: system.{name}: {error}") from None
+
+
+def _check_scorers(scorers: Any, problems: _Problems) -> None:
+    if "scorers" not in problems.seen:
+        return
+    if not isinstance(scorers, dict):
+        problems.add("scorers", f"must be a mapping such as {{field_matching: {{}}}}, not {scorers!r}")
+        return
+    if not scorers:
+        problems.add("scorers", "needs at least one entry, such as field_matching: {}")
+    for name, value in scorers.items():
+        entries = value if isinstance(value, list) else [value]
+        if not all(isinstance(entry, dict) for entry in entries):
+            problems.add(f"scorers.{name}", "is the scorer's options (such as {}) or a list of them")
+        elif name not in SCORERS:
+            problems.add(f"scorers.{name}", f"is not a scorer; the scorers are {', '.join(SCORERS)}")
+        elif any(entries):
+            option = next(iter(next(e for e in entries if e)))
+            problems.add(f"scorers.{name}", f"has no option {option!r}: field_matching takes none")
+        elif len(entries) > 1:
+            problems.add(f"scorers.{name}", "names one results folder twice (the same scorer, the same options)")
+
+
+class _Problems:
+    """Collects every problem of a config tree, so one error lists them all."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self.seen: set[str] = set()
+
+    def add(self, key: str, problem: str) -> None:
+        self.found.append(f"{key} {problem}")
+
+    def raise_if_any(self, where: str) -> None:
+        if self.found:
+            raise ConfigError(f"{where}: {'; '.join(self.found)}")
+
+    def keys(self, node: dict[str, Any], prefix: str, allowed: tuple[str, ...]) -> None:
+        for key in allowed:
+            dotted = f"{prefix}{key}"
+            if key in node:
+                self.seen.add(dotted)
+            else:
+                self.add(dotted, "is missing; a config gives every key (oeb init SYSTEM shows them all)")
+        for key in node:
+            if key not in allowed:
+                self.add(f"{prefix}{key}", f"is not a key a config has; keys here: {', '.join(allowed)}")
+
+    def _value(self, node: dict[str, Any], key: str) -> tuple[bool, Any]:
+        name = key.rsplit(".", 1)[-1]
+        return (key in self.seen and isinstance(node, dict) and name in node), node.get(name) if node else None
+
+    def mapping(self, node: dict[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        present, value = self._value(node, key)
+        if not present:
+            return {}
+        if not isinstance(value, dict):
+            self.add(key, f"must be a mapping of {', '.join(allowed)}, not {value!r}")
+            return {}
+        self.keys(value, f"{key}.", allowed)
+        return value
+
+    def _bad(self, key: str, should: str, value: Any) -> None:
+        hint = ""
+        if should.startswith("a string") and value is not None:
+            hint = f" (YAML read it as {_kind(value)}; quote it)"
+        self.add(key, f"must be {should}, not {value!r}{hint}")
+
+    def string(self, node: dict[str, Any], key: str, *, optional: bool = False) -> Any:
+        present, value = self._value(node, key)
+        if not present or (optional and value is None):
+            return None
+        if not isinstance(value, str):
+            self._bad(key, "a string" + (" or null" if optional else ""), value)
+        elif not value:
+            self.add(key, "must have at least one character")
+        return value
+
+    def integer(self, node: dict[str, Any], key: str) -> int:
+        present, value = self._value(node, key)
+        if not present:
+            return 0
+        if not isinstance(value, int) or isinstance(value, bool):
+            self._bad(key, "an integer", value)
+            return 0
+        if value < 0:
+            self.add(key, f"must be 0 or more, not {value}")
+        return value
+
+    def number(self, node: dict[str, Any], key: str, *, positive: bool, optional: bool = False) -> Any:
+        present, value = self._value(node, key)
+        if not present or (optional and value is None):
+            return None
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            self._bad(key, "a number" + (" or null" if optional else ""), value)
+            return None
+        if positive and not value > 0:
+            self.add(key, f"must be greater than 0, not {value!r}")
+        return value
+
+    def id_list(self, node: dict[str, Any], key: str) -> list[str] | None:
+        present, value = self._value(node, key)
+        if not present or value is None:
+            return None
+        if not isinstance(value, list):
+            self.add(key, f"must be a list of ids or null, not {value!r}")
+            return None
+        for number, item in enumerate(value):
+            if not isinstance(item, str):
+                self._bad(f"{key}.{number}", "a string", item)
+        return value
+
+    def system(self, system: Any) -> tuple[str, dict[str, Any]]:
+        if "system" not in self.seen:
+            return "", {}
+        example = "{datalab: {mode: balanced}}"
+        if not isinstance(system, dict) or len(system) != 1:
+            count = len(system) if isinstance(system, dict) else type(system).__name__
+            self.add("system", f"is one system and its options, such as {example}; it has {count}")
+            return "", {}
+        [(name, options)] = system.items()
+        if not isinstance(options, dict):
+            self.add(f"system.{name}", f"must be a mapping of the system's options, not {options!r}")
+            return "", {}
+        return str(name), options
+
+
+def _kind(value: Any) -> str:
+    kinds: dict[type, str] = {bool: "a boolean", int: "an integer", float: "a number", list: "a list"}
+    kinds |= {dict: "a mapping", datetime.date: "a date", datetime.datetime: "a date and time"}
+    return next((kind for cls, kind in kinds.items() if type(value) is cls), type(value).__name__)

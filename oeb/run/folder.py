@@ -1,0 +1,95 @@
+"""The run folder (HARNESS.md §3.5): the single source of truth of a run, on disk or in object storage.
+
+A record is what marks a document done, so a document's prediction is written before its record:
+a crash between the two writes causes a re-ask, never a record without its prediction. A failed
+record is never written over a success (a resume asks only missing and failed documents), so no
+stale prediction can sit beside a failed record; grading lets the record win anyway.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from oeb import storage
+from oeb.errors import RunFolderError, StorageError, StorageFormatError, StorageNotFoundError
+from oeb.run.config import to_yaml
+
+IDENTITY = ("system", "options", "dataset", "manifest", "task", "rows")
+"""What a resume must ask exactly as the run did (after a JSON round trip)."""
+TASK = "extract"
+
+
+def new_name(label: str) -> str:
+    """`<label>-<YYYYMMDD>-<HHMMSS>-<4 hex>`, the launch time in UTC; unsafe characters become `_`."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label.replace("/", "__"))
+    now = datetime.datetime.now(datetime.UTC)
+    return f"{safe}-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+class RunFolder:
+    """One run's folder, named by a URL (a path, `file://` or `s3://`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = str(storage.local_path(url)) if storage.is_local(url) else url.rstrip("/")
+        self.name = self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    def path(self, *parts: str) -> str:
+        return storage.join(self.url, *parts)
+
+    def record_url(self, doc_id: str) -> str:
+        return self.path("records", f"{doc_id}.json")
+
+    def prediction_url(self, doc_id: str) -> str:
+        return self.path("predictions", f"{doc_id}.json")
+
+    def listing(self) -> dict[str, int]:
+        """Every file of the run (relative path -> size), from one listing."""
+        return storage.list_files(self.url)
+
+    def write_config(self, tree: dict[str, Any]) -> None:
+        storage.write_text(self.path("config.yaml"), to_yaml(tree))
+
+    def settings(self) -> dict[str, Any] | None:
+        """settings.json, or None when the folder has none (a brought folder); corrupt -> refused."""
+        try:
+            settings = storage.read_json(self.path("settings.json"))
+        except StorageNotFoundError:
+            return None
+        except StorageFormatError as error:
+            raise RunFolderError(f"{error}; fix or remove settings.json") from None
+        if not isinstance(settings, dict):
+            raise RunFolderError(f"{self.path('settings.json')} is not a JSON object; fix or remove it")
+        return settings
+
+    def write_settings(self, settings: dict[str, Any]) -> None:
+        storage.write_json(self.path("settings.json"), settings)
+
+    def save(self, doc_id: str, record: dict[str, Any]) -> None:
+        """Save one document's outcome: the prediction first (successes only), then the record."""
+        if record.get("error") is None and not record.get("unread") and record.get("output") is not None:
+            storage.write_json(self.prediction_url(doc_id), record["output"])
+        storage.write_json(self.record_url(doc_id), record)
+
+    def records(self, doc_ids: Iterable[str], listing: dict[str, int]) -> dict[str, dict[str, Any]]:
+        """The records that exist among `doc_ids` (an unreadable record counts as none: it is re-asked)."""
+        paths = [f"records/{doc_id}.json" for doc_id in doc_ids if f"records/{doc_id}.json" in listing]
+        found = {}
+        for path, content in storage.read_many(self.url, paths).items():
+            if isinstance(content, StorageError):
+                continue
+            try:
+                record = json.loads(content.decode("utf-8"))
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found[path.removeprefix("records/").removesuffix(".json")] = record
+        return found
+
+
+def identity(settings: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps({key: settings.get(key) for key in IDENTITY}))

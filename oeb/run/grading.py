@@ -1,0 +1,129 @@
+"""Scoring a batch of documents: the work of one Ray task of the grade stage.
+
+A task reads each document's prediction and gold and the cached score, scores the document only
+when the cache key differs (HARNESS.md §3.7), and hands back the line, the verdicts and the files
+to write; the driver writes them. The cache key covers the prediction, the gold, the manifest
+schema, the scorer's options (none) and a digest of the scorer's source, so a cached score is
+always the one a fresh scoring would give.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import oeb.scoring
+from oeb import storage
+from oeb.dataset import Dataset, Row
+from oeb.errors import ScoreArgumentError, StorageError
+from oeb.run.results import jsonl, verdict_json, verdict_table
+from oeb.scoring import score
+
+
+@functools.cache
+def scorer_digest() -> str:
+    """SHA-256 of the scorer's source files: a changed scorer re-scores every document."""
+    digest = hashlib.sha256(b"field_matching")
+    for path in sorted(Path(oeb.scoring.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One document to grade: its row, the size that predicts its cost, whether details exist."""
+
+    row: Row
+    size: int
+    has_details: bool
+
+
+def cache_key(prediction: Any, gold: Any, schema: Any, digest: str) -> str:
+    text = json.dumps([prediction, [gold, schema], {}, digest], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _failed(row: Row, error: str, **extra: str) -> dict[str, Any]:
+    return {"id": row.doc_id, "status": "failed", "row": {"suite": row.suite}, "error": error, **extra}
+
+
+def _prediction(row: Row, data: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """The parsed prediction, or the failed line saying why the file cannot be graded."""
+    name = f"predictions/{row.doc_id}.json"
+    if not data.strip():
+        return None, _failed(row, f"the prediction file {name} is empty")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return None, _failed(row, f"the prediction file {name} is not UTF-8 text ({error})")
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as error:
+        return None, _failed(row, f"the prediction file {name} is not JSON: {error.msg} (line {error.lineno})")
+
+
+def _cached(url: str, key: str) -> dict[str, Any] | None:
+    """The cache entry at `url` if its key matches; an unreadable entry counts as none."""
+    try:
+        entry = json.loads(storage.read_bytes(url))
+    except (StorageError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) and entry.get("key") == key else None
+
+
+def grade_document(dataset: Dataset, folder: str, item: Item, details: bool) -> dict[str, Any]:
+    """One document's line, verdict table, the cache and details bytes to write (None: keep) and
+    the CPU seconds it took."""
+    started = time.process_time()
+    graded = _grade_document(dataset, folder, item, details)
+    return graded | {"seconds": time.process_time() - started}
+
+
+def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) -> dict[str, Any]:
+    row = item.row
+    parsed, unusable = _prediction(row, storage.read_bytes(storage.join(folder, "predictions", f"{row.doc_id}.json")))
+    if unusable is not None:
+        return {"id": row.doc_id, "line": unusable}
+    gold, schema = dataset.gold(row), dict(row.schema)
+    cache_url = storage.join(folder, "field_matching", "cache", f"{row.doc_id}.json")
+    key = cache_key(parsed, gold, schema, scorer_digest())
+    entry = _cached(cache_url, key)
+    cache = None
+    if entry is None:
+        try:
+            result = score(parsed, gold, schema, verdicts=True)
+        except ScoreArgumentError as error:
+            kind = "null" if parsed is None else type(parsed).__name__
+            return {
+                "id": row.doc_id,
+                "line": _failed(
+                    row,
+                    f"the prediction is not a JSON object: predictions/{row.doc_id}.json holds a JSON {kind}",
+                    traceback="".join(traceback.format_exception(error)),
+                ),
+            }
+        except Exception as error:
+            return {"id": row.doc_id, "fatal": f"{type(error).__name__}: {error}"}
+        verdicts = [verdict_json(v) for v in result.pop("verdicts")]
+        entry = {"key": key, "result": result, "details": verdicts}
+        cache = (json.dumps(entry, ensure_ascii=False) + "\n").encode()
+    line = {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **entry["result"]}
+    fresh = cache is not None or not item.has_details
+    return {
+        "id": row.doc_id,
+        "line": line,
+        "cache": cache,
+        "details": jsonl(entry["details"]) if details and fresh else None,
+        "verdicts": verdict_table(row.doc_id, entry["details"]),
+    }
+
+
+def grade_batch(dataset: Dataset, folder: str, items: list[Item], details: bool) -> list[dict[str, Any]]:
+    """Every document of one task, in the order given."""
+    return [grade_document(dataset, folder, item, details) for item in items]

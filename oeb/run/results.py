@@ -1,0 +1,171 @@
+"""The graded forms of a run (HARNESS.md §3.5, §3.8): a document's line in scores.jsonl, its
+verdicts as JSON and as a table, the summary, and the run's cost. Pure functions, no Ray, no files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from oeb.scoring import RESULTS, Verdict, show_address
+
+SCORER = "field_matching"
+
+VERDICT_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("address", pa.string()),
+        ("gold_raw", pa.string()),
+        ("pred_raw", pa.string()),
+        ("gold_canon", pa.string()),
+        ("pred_canon", pa.string()),
+        ("result", pa.string()),
+    ]
+)
+"""verdicts.parquet: one row per verdict; raw values as JSON text, the address as it prints."""
+
+SCORE_COLUMNS = (
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "total",
+    "matched",
+    *RESULTS[1:],
+    "asserted",
+    "addresses_found",
+    "addresses_read_right",
+    "gold_rows",
+    "pred_rows",
+    "matched_rows",
+    "matching_exact",
+)
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as `details/<id>.jsonl` writes it: the address as [kind, name] pairs."""
+    record = verdict._asdict()
+    record["address"] = [list(step) for step in verdict.address]
+    return record
+
+
+def jsonl(values: Iterable[Any]) -> bytes:
+    """JSON Lines as every run file writes them: one `json.dumps` per line, UTF-8."""
+    return "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values).encode()
+
+
+def verdict_table(doc_id: str, details: Sequence[dict[str, Any]]) -> pa.Table:
+    """One document's verdicts (in their JSON form) as rows of verdicts.parquet."""
+
+    def text(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    columns = {
+        "id": [doc_id] * len(details),
+        "address": [show_address(tuple(tuple(step) for step in d["address"])) for d in details],
+        "gold_raw": [text(d["gold_raw"]) for d in details],
+        "pred_raw": [text(d["pred_raw"]) for d in details],
+        "gold_canon": [d["gold_canon"] for d in details],
+        "pred_canon": [d["pred_canon"] for d in details],
+        "result": [d["result"] for d in details],
+    }
+    return pa.table(columns, schema=VERDICT_SCHEMA)
+
+
+def scores_table(lines: Sequence[dict[str, Any]]) -> pa.Table:
+    """scores.jsonl as a table: one row per line; lists and errors as text, missing numbers null."""
+    columns: dict[str, list[Any]] = {
+        "id": [line["id"] for line in lines],
+        "status": [line["status"] for line in lines],
+        "suite": [line["row"]["suite"] for line in lines],
+    }
+    for name in SCORE_COLUMNS:
+        columns[name] = [line.get(name) for line in lines]
+    for name in ("approximated", "skipped_open_maps"):
+        columns[name] = [json.dumps(line[name]) if name in line else None for line in lines]
+    columns["error"] = [line.get("error") for line in lines]
+    return pa.table(columns)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _rate(line: dict[str, Any], kind: str) -> float:
+    return line[kind] / line["total"] if line["total"] else 0.0
+
+
+def _means(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    means: dict[str, Any] = {"rows": len(scored)}
+    for metric in ("accuracy", "precision", "recall"):
+        means[metric] = _mean([line[metric] for line in scored])
+    for kind in RESULTS[1:]:
+        means[f"{kind}_rate"] = _mean([_rate(line, kind) for line in scored])
+    return means
+
+
+def summarize(lines: Sequence[dict[str, Any]], run: str, partial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json: per-document means over scored documents, times coverage (§3.8)."""
+    scored = [line for line in lines if line["status"] == "scored"]
+    failed = [line for line in lines if line["status"] == "failed"]
+    coverage = len(scored) / (len(scored) + len(failed)) if lines else 0.0
+    block = None
+    if scored:
+        means = _means(scored)
+        suites: dict[str, list[dict[str, Any]]] = {}
+        for line in scored:
+            suites.setdefault(line["row"]["suite"], []).append(line)
+        block = {
+            "headline": means["accuracy"],
+            "headline_is": "accuracy",
+            **means,
+            "per_suite": {suite: _means(members) for suite, members in suites.items()},
+        }
+    summary = {
+        "scorer": SCORER,
+        "options": {},
+        "run": run,
+        "headline": block["headline"] * coverage if block else 0.0,
+        "headline_is": "scored.headline × coverage",
+        "rows": len(lines),
+        "failed": len(failed),
+        "coverage": coverage,
+        "scored": block,
+    }
+    if partial:
+        summary["partial"] = partial
+    return summary
+
+
+def total_cost(records: Iterable[dict[str, Any]]) -> dict[str, float | None]:
+    """The recorded costs summed (4 decimals); a unit no record reported stays null."""
+    sums: dict[str, float | None] = {"usd": None, "credits": None}
+    for record in records:
+        for unit in sums:
+            value = (record.get("cost") or {}).get(unit)
+            if value is not None:
+                sums[unit] = (sums[unit] or 0.0) + value
+    return {unit: None if value is None else round(value, 4) for unit, value in sums.items()}
+
+
+def headline_line(summary: dict[str, Any], cost: dict[str, float | None]) -> str:
+    """The one line a grading logs: headline = scored accuracy × coverage, failures, cost."""
+    run, rows = summary["run"], summary["rows"]
+    if summary["scored"] is None:
+        text = f"{run} {SCORER}: headline 0.0000; none of the {rows} rows was scored"
+    else:
+        scored = summary["scored"]
+        text = (
+            f"{run} {SCORER}: headline {summary['headline']:.4f} = {scored['accuracy']:.4f} accuracy × coverage "
+            f"{scored['rows']}/{rows}, {summary['failed']} failed"
+        )
+    if cost["usd"] is not None:
+        text += f", cost ${cost['usd']:.2f}"
+    partial = summary.get("partial")
+    if partial:
+        unfinished = partial["no_answer"] + partial["not_scored"]
+        text += f"; partial: {unfinished} unfinished rows counted 0"
+    return text

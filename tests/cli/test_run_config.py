@@ -1,0 +1,180 @@
+"""`oeb init`, the config and `--set`, the plan's checks and the run-folder refusals: everything a
+run decides before Ray starts, each refusal one line naming the key and the fix, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.errors import ConfigError, ResumeMismatch, SelectionError
+from oeb.run import engine
+from oeb.run.config import Rows, init_tree, load_config, to_yaml
+from oeb.run.selection import select
+
+CONFIGS = Path(__file__).parents[2] / "configs"
+EXAMPLE = Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml"
+
+
+def _oeb(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "mock.yaml"
+    path.write_text(to_yaml(init_tree("mock", SAMPLE_DATASET)))
+    return path
+
+
+def test_init_writes_the_shipped_configs_format(capsys) -> None:
+    code, out, _ = _oeb(capsys, "init", "reducto")
+    shipped = yaml.safe_load((CONFIGS / "reducto.yaml").read_text())
+    assert code == 0 and yaml.safe_load(out) == shipped
+    assert "api_version: '2026-02-09'" in _oeb(capsys, "init", "extend")[1]
+
+
+def test_init_refuses_an_unknown_system(capsys) -> None:
+    code, _, err = _oeb(capsys, "init", "nosuch")
+    assert code == 1 and "unknown system 'nosuch'" in err and "\n" not in err.strip()
+
+
+def test_the_example_config_is_a_complete_mock_config() -> None:
+    config = load_config(str(EXAMPLE))
+    assert (config.system, config.actors(), config.ray.requests_per_second) == ("mock", 2, 10.0)
+
+
+@pytest.mark.parametrize(
+    ("sets", "says"),
+    [
+        (["rows.sampel=3"], "no key rows.sampel; did you mean rows.sample?"),
+        (["system.mock.nosuch=1"], "system.mock has fabricated, gold,"),
+        (["rows.only.x=1"], "rows.only has nothing"),
+        (["rows"], "write path=value, e.g. rows.sample=5"),
+        (["timeout=abc"], "timeout must be a number, not 'abc'"),
+        (["timeout=-5"], "timeout must be greater than 0"),
+        (["timeout=1e-9"], "timeout must be a number, not '1e-9'"),
+        (["workers=2.5"], "workers must be an integer, not 2.5"),
+        (["rows.sample=true"], "rows.sample must be an integer, not True"),
+        (["rows.only=receipt"], "rows.only must be a list of ids or null, not 'receipt'"),
+        (["manifest=123"], "manifest must be a string, not 123 (YAML read it as an integer; quote it)"),
+        (["system={}"], "system is one system and its options"),
+        (["scorers={}"], "scorers needs at least one entry"),
+        (["scorers.field_matching=[{}, {}]"], "names one results folder twice"),
+        (["ray.rate_limit.max_in_flight=-1"], "ray.rate_limit.max_in_flight must be 0 or more"),
+        (
+            ["ray.actors=x", "timeout=0"],
+            "timeout must be greater than 0, not 0; ray.actors must be an integer, not 'x'",
+        ),
+    ],
+)
+def test_a_bad_set_or_value_is_refused_naming_the_key(config: Path, sets: list[str], says: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_config(str(config), sets)
+    assert says in str(refused.value)
+
+
+def test_set_values_are_yaml_and_keys_may_hold_dots(tmp_path: Path) -> None:
+    path = tmp_path / "llm.yaml"
+    path.write_text(to_yaml(init_tree("openai/gpt-5.6-sol")))
+    config = load_config(str(path), ["system.openai/gpt-5.6-sol.attempts=2", "timeout=60", "rows.only=[a, b]"])
+    assert (config.adapter.attempts, config.timeout, config.rows.only) == (2, 60.0, ("a", "b"))
+
+
+def test_a_config_written_for_the_reference_gets_the_ray_defaults(tmp_path: Path) -> None:
+    tree = init_tree("mock", SAMPLE_DATASET)
+    del tree["ray"]
+    (tmp_path / "c.yaml").write_text(to_yaml(tree))
+    config = load_config(str(tmp_path / "c.yaml"))
+    assert (config.ray.address, config.in_flight(), config.actors()) == (None, 5, 5)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected", "recorded"),
+    [
+        (Rows(sample=3), [0, 4, 8], {"sample": 3}),
+        (Rows(limit=2), [0, 1], {"limit": 2}),
+        (Rows(sample=50), list(range(12)), {}),
+        (Rows(only=("short__invoice_4418", "short__invoice_4417")), [0, 1], {}),
+    ],
+)
+def test_rows_are_selected_in_manifest_order(rows: Rows, expected: list[int], recorded: dict) -> None:
+    dataset = open_dataset(SAMPLE_DATASET)
+    selected, choice = select(dataset.rows, rows)
+    assert [dataset.rows.index(row) for row in selected] == expected
+    if rows.only is None:
+        assert choice == recorded
+    else:
+        assert choice == {"only": sorted(rows.only)}
+
+
+@pytest.mark.parametrize(
+    ("rows", "says"),
+    [
+        (Rows(sample=2, limit=1), "give one of them"),
+        (Rows(only=("short__invoice_4417", "nosuch")), "1 row that the dataset does not have (nosuch)"),
+        (Rows(only=()), "no rows selected"),
+    ],
+)
+def test_a_bad_selection_is_refused(rows: Rows, says: str) -> None:
+    with pytest.raises(SelectionError) as refused:
+        select(open_dataset(SAMPLE_DATASET).rows, rows)
+    assert says in str(refused.value)
+
+
+def test_a_plan_that_fails_writes_nothing(capsys, config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    code, _, err = _oeb(capsys, "run", "--config", str(config), "--set", "rows.only=[nosuch]", "--out", str(out))
+    assert code == 1 and "rows.only asks for 1 row" in err and not out.exists()
+    tree = init_tree("datalab", SAMPLE_DATASET)
+    (tmp_path / "d.yaml").write_text(to_yaml(tree))
+    code, _, err = _oeb(capsys, "run", "--config", str(tmp_path / "d.yaml"), "--out", str(out))
+    assert code == 1 and "DATALAB_API_KEY" in err and not out.exists()
+
+
+def test_the_plan_names_the_system_documents_concurrency_limit_and_folder(config: Path, tmp_path: Path) -> None:
+    plan = engine.plan_run(load_config(str(config), ["rows.limit=2"]), str(tmp_path))
+    first, second = plan.lines()
+    assert first.endswith("2 rows (limit 2), graded by field_matching")
+    assert f"{tmp_path}/mock-" in second and "new run, 2 documents to predict with mock" in second
+    assert "5 in flight on 5 actors, at most 2 starts/s, on a local Ray" in second
+
+
+def _launched(config: Path, tmp_path: Path) -> engine.Plan:
+    """A run folder as a launch leaves it before predicting (config.yaml and settings.json)."""
+    plan = engine.plan_run(load_config(str(config)), str(tmp_path))
+    plan.folder.write_config(plan.config.plain())
+    plan.folder.write_settings(plan.settings)
+    return plan
+
+
+@pytest.mark.parametrize(
+    ("sets", "differs"),
+    [(["rows.limit=2"], "other rows"), (["system.mock.seed=1"], "other options")],
+)
+def test_resume_refuses_another_question(config: Path, tmp_path: Path, sets: list[str], differs: str) -> None:
+    plan = _launched(config, tmp_path)
+    with pytest.raises(ResumeMismatch, match=differs):
+        engine.plan_resume(plan.folder.url, sets)
+    assert engine.plan_resume(plan.folder.url, ["timeout=60", "workers=1"]).settings["timeout_s"] == 60.0
+
+
+def test_resume_and_grade_refuse_folders_that_are_not_runs(capsys, config: Path, tmp_path: Path) -> None:
+    code, _, err = _oeb(capsys, "resume", str(tmp_path / "nothing"))
+    assert code == 1 and "has no config.yaml" in err
+    plan = _launched(config, tmp_path)
+    Path(plan.folder.url, "settings.json").write_text("{broken")
+    code, _, err = _oeb(capsys, "resume", plan.folder.url)
+    assert code == 1 and "settings.json is not JSON" in err
+    code, _, err = _oeb(capsys, "grade", str(tmp_path / "nothing"))
+    assert code == 1 and "no folder at" in err
+    code, _, err = _oeb(capsys, "grade", plan.folder.url)
+    assert code == 1 and "has no predictions/" in err
+    (Path(plan.folder.url) / "predictions").mkdir()
+    code, _, err = _oeb(capsys, "grade", str(Path(plan.folder.url) / "predictions"))
+    assert code == 1 and "give its parent" in err
