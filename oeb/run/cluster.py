@@ -34,10 +34,14 @@ def worker_env(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, s
 
 
 def spread(count: int) -> list[Any]:
-    """Scheduling strategies placing `count` actors round-robin over the alive nodes (a node that
-    goes away lets Ray place its actor elsewhere)."""
+    """Scheduling strategies placing `count` actors round-robin over the alive nodes.
+
+    The affinity is strict: with a soft one Ray may put an actor beside another when its node is
+    briefly busy, and a run would quietly use one machine. The actors need no CPU, so any alive
+    node can take them; an actor whose node dies is lost either way (they are not restarted).
+    """
     nodes = sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
-    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True) for i in range(count)]
+    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False) for i in range(count)]
 
 
 @contextlib.contextmanager

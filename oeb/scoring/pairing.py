@@ -33,6 +33,7 @@ NESTED_MIXED_LIMIT = 500_000_000
 NESTED_MAX_SIDE = 20_000
 # Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
 INNER_MATRIX_LIMIT = 16_000_000
+OUTER_PAIRS_PER_BATCH = 2_000_000
 # The reference's sparse solver is run on blocks up to this many cells (its matrix takes ~3 GB at 81M).
 SPARSE_SOLVER_CELLS = 100_000_000
 
@@ -189,24 +190,53 @@ class Aligner:
         return weights
 
     def _add_nested(self, pi: list[Row], gi: list[Row], matched: np.ndarray, shared: np.ndarray) -> None:
-        """Add the best pairing of every nested array two rows both hold, for all such pairs."""
+        """Add the best pairing of every nested array two rows both hold, for all such pairs.
+
+        The nested rows of a batch of pred rows are priced against all gold nested rows in one
+        matrix, batches sized so that the matrix stays within `INNER_MATRIX_LIMIT` cells.
+        """
         for path in self._nested_paths(pi) & self._nested_paths(gi):
             p_outer, p_inner, p_spans = self._inner_rows(pi, path)
             g_outer, g_inner, g_spans = self._inner_rows(gi, path)
-            if len(p_inner) * len(g_inner) > INNER_MATRIX_LIMIT:
-                for i in p_outer:
-                    for j in g_outer:
-                        for _, _, m, s in self.best_pairing(self.priced(pi[i])[1][path], self.priced(gi[j])[1][path]):
-                            matched[i, j] += m
-                            shared[i, j] += s
-                continue
-            inner = self._weights(p_inner, g_inner).astype(np.int64)
-            cells_p = np.repeat(p_spans, len(g_outer), axis=0)
-            cells_g = np.tile(g_spans, (len(p_outer), 1))
-            values = block_values(inner, cells_p, cells_g).reshape(len(p_outer), len(g_outer))
-            where = np.ix_(p_outer, g_outer)
-            matched[where] += values // self.scale
-            shared[where] += values % self.scale
+            start = 0
+            while start < len(p_outer):
+                end, inner_rows = start, 0
+                while end < len(p_outer):
+                    size = int(p_spans[end, 1] - p_spans[end, 0])
+                    too_many = (inner_rows + size) * len(g_inner) > INNER_MATRIX_LIMIT
+                    if end > start and (too_many or (end - start) * len(g_outer) >= OUTER_PAIRS_PER_BATCH):
+                        break
+                    inner_rows += size
+                    end += 1
+                rows = p_outer[start:end]
+                if inner_rows * len(g_inner) > INNER_MATRIX_LIMIT:  # one row with a huge nested array
+                    self._add_nested_pair_by_pair(pi, gi, rows, g_outer, path, matched, shared)
+                else:
+                    low, high = int(p_spans[start, 0]), int(p_spans[end - 1, 1])
+                    inner = self._weights(p_inner[low:high], g_inner).astype(np.int64)
+                    cells_p = np.repeat(p_spans[start:end] - low, len(g_outer), axis=0)
+                    cells_g = np.tile(g_spans, (len(rows), 1))
+                    values = block_values(inner, cells_p, cells_g).reshape(len(rows), len(g_outer))
+                    where = np.ix_(rows, g_outer)
+                    matched[where] += values // self.scale
+                    shared[where] += values % self.scale
+                start = end
+
+    def _add_nested_pair_by_pair(
+        self,
+        pi: list[Row],
+        gi: list[Row],
+        p_outer: list[int],
+        g_outer: list[int],
+        path: Path,
+        matched: np.ndarray,
+        shared: np.ndarray,
+    ) -> None:
+        for i in p_outer:
+            for j in g_outer:
+                for _, _, m, s in self.best_pairing(self.priced(pi[i])[1][path], self.priced(gi[j])[1][path]):
+                    matched[i, j] += m
+                    shared[i, j] += s
 
     def _inner_rows(self, rows: list[Row], path: Path) -> tuple[list[int], list[Row], np.ndarray]:
         """The rows that hold `path`, all their nested rows there in one list, and each one's span."""

@@ -170,7 +170,7 @@ def _slots(node: Any, path: Slot) -> Iterator[Slot]:
         for key, child in properties.items():
             yield (*path, ("k", key))
             yield from _slots(child, (*path, ("k", key)))
-    if "items" in node:
+    if node.get("items") is not None:  # `items: null` offers no item slot (false, 0 and {} do)
         yield (*path, ("i", None))
         yield from _slots(items_schema(node), (*path, ("i", None)))
 

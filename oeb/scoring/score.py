@@ -124,9 +124,11 @@ def _positional_arrays(
                 )
     if isinstance(order_matters, bool):
         return order_matters
-    if order_matters is None:
-        raise ScoreArgumentError("order_matters takes a list of array names, True or False, not None")
-    names = list(order_matters)
+    try:
+        names = list(order_matters)
+    except TypeError:
+        kind = type(order_matters).__name__
+        raise ScoreArgumentError(f"order_matters takes a list of array names, True or False, not {kind}") from None
     known = {array_name(path) for path in paths} if names else set()
     for name in names:
         if not isinstance(name, str):

@@ -42,17 +42,22 @@ def _start(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
     return process
 
 
-def _wait_for_nodes(address: str, count: int) -> None:
-    """`ray start` returns before the worker has registered with the head: wait until it has."""
+def _wait_for_nodes(address: str, count: int, cpus: int) -> None:
+    """`ray start` returns before the worker has registered with the head and reported its CPUs (an
+    actor placed on a node not yet ready goes elsewhere): wait until both have happened."""
     import ray
 
     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     try:
         deadline = time.monotonic() + 60
-        while sum(1 for node in ray.nodes() if node.get("Alive")) < count:
+        while (
+            sum(1 for node in ray.nodes() if node.get("Alive")) < count
+            or ray.available_resources().get("CPU", 0) < cpus
+        ):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"only {len(ray.nodes())} of {count} Ray nodes registered within 60 s")
+                raise RuntimeError(f"the {count} Ray nodes and their {cpus} CPUs were not ready within 60 s")
             time.sleep(0.5)
+        time.sleep(2)
     finally:
         ray.shutdown()
 
@@ -105,7 +110,7 @@ def two_nodes(monkeypatch) -> Iterator[str]:
         processes.append(_start([*head_args, *common], temp / "head.log", env))
         processes.append(_start([f"--address={HEAD}", "--num-cpus=2", *common], temp / "worker.log", env))
         monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-        _wait_for_nodes(HEAD, 2)
+        _wait_for_nodes(HEAD, 2, cpus=3)
         yield HEAD
     finally:
         for process in reversed(processes):

@@ -71,3 +71,17 @@ def test_without_verdicts_the_same_numbers() -> None:
         result = oeb.score(case["pred"], case["gold"], case["schema"], **options(case))
         assert "verdicts" not in result
         assert result == {k: v for k, v in case["expected"].items() if k != "verdicts"}, case["name"]
+
+
+def test_properties_that_are_not_an_object_read_as_none() -> None:
+    """The reference crashes with AttributeError on `"properties": 3`; oeb reads it as no properties."""
+    for odd in (3, "x", True, ["a"]):
+        schema = {"type": "object", "properties": odd}
+        expected = oeb.score({"a": 1}, {"a": 1}, {"type": "object", "properties": {}}, verdicts=True)
+        assert oeb.score({"a": 1}, {"a": 1}, schema, verdicts=True) == expected
+
+
+def test_order_matters_that_is_not_a_list_is_refused_on_one_line() -> None:
+    for odd in (0, 1, None, 2.5):
+        with pytest.raises(oeb.errors.ScoreArgumentError):
+            oeb.score({}, {}, {"type": "object"}, order_matters=odd)

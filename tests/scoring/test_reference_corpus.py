@@ -1,4 +1,4 @@
-"""oeb.score against the reference's saved answers for ~2,000 random cases.
+"""oeb.score against the reference's saved answers for ~1,600 random cases.
 
 `data/reference_random.jsonl` holds seeded random scoring cases (flat and nested objects, tables
 with nested arrays, ties, envelopes, sidecars, open maps, `$ref`s, `order_matters`, `absent`,
@@ -6,12 +6,17 @@ unicode and number formats, medium tables, argument errors) with the answer of t
 scorer (omni-extract-bench 1.0.0) for each, in the line format of `scoring_examples.jsonl`. It was
 made by the differential tester, which needs the reference installed:
 
-    uv run python scripts/compare_reference.py --reference PYTHON --cases 2000 --seed 1 --max-rows 10 \\
-        --save-corpus tests/scoring/data/reference_random.jsonl
+    uv run python scripts/compare_reference.py --reference PYTHON --cases 1600 --seed 1 --max-rows 4 \\
+        --max-medium-rows 120 --save-corpus tests/scoring/data/reference_random.jsonl
+
+The first lines (`found_*`) are minimised disagreements the tester found, pinned whatever the
+random cases hit; `scripts/compare_reference.py --oeb-only FILE` replays the file outside pytest.
 
 Each case here must agree exactly: every result key in order (floats compared exactly, `int`
 and `float` told apart), every verdict (address, raw values, canonical keys, result) in order,
-and for an error the exception type (oeb's errors subclass `TypeError`/`ValueError`). Lines with
+and for an error the exception type (oeb's errors subclass `TypeError`/`ValueError`). oeb is also
+held to the documented shapes (builtin types, verdicts as named tuples with tuple addresses), must
+leave its arguments unchanged, and must give the same numbers with `verdicts=False`. Lines with
 `reference_raises` are schemas the reference refuses only because of its `$ref` depth limit:
 there oeb may raise that error too, or must give exactly the reference's answer for the same
 schema with its refs inlined beforehand (SCORING.md 2.4).
