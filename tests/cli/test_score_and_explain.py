@@ -1,0 +1,125 @@
+"""`oeb score` and `oeb explain` as a user runs them: JSON out, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import oeb
+from oeb.cli import main
+
+EXAMPLE = Path(oeb.__file__).parent / "examples" / "invoice"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def files(tmp_path: Path, pred: object, gold: object, schema: object) -> list[str]:
+    paths = []
+    for name, value in (("pred", pred), ("gold", gold), ("schema", schema)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
+        paths += [f"--{name}", str(path)]
+    return paths
+
+
+RECURSIVE = {"A": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}}
+ROWS = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+
+
+def test_score_prints_the_result_as_json(capsys) -> None:
+    code, out, _ = run(
+        capsys, "score", "--pred", str(EXAMPLE / "pred.json"), "--gold", str(EXAMPLE / "gold.json"),
+        "--schema", str(EXAMPLE / "schema.json"),
+    )  # fmt: skip
+    result = json.loads(out)
+    assert code == 0
+    expected = oeb.score(*(json.loads((EXAMPLE / f"{n}.json").read_text()) for n in ("pred", "gold", "schema")))
+    assert result == json.loads(json.dumps(expected))
+    assert "verdicts" not in result
+
+
+def test_details_adds_verdict_objects(capsys, tmp_path) -> None:
+    code, out, _ = run(
+        capsys, "score", *files(tmp_path, {"a": "X"}, {"a": "x", "b": "1"}, {"type": "object"}), "--details"
+    )
+    verdicts = json.loads(out)["verdicts"]
+    assert code == 0
+    fields = ("address", "gold_raw", "pred_raw", "gold_canon", "pred_canon", "result")
+    assert verdicts == [
+        dict(zip(fields, ([["k", "a"]], "x", "X", "x", "x", "matched"), strict=True)),
+        dict(zip(fields, ([["k", "b"]], "1", None, "1", None, "unfound"), strict=True)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "accuracy"), [([], 1.0), (["--order-matters"], 0.0), (["--order-matters", "rows"], 0.0)]
+)
+def test_order_matters_bare_or_with_names(capsys, tmp_path, flags: list[str], accuracy: float) -> None:
+    gold = {"rows": [{"a": "1"}, {"a": "2"}]}
+    pred = {"rows": [{"a": "2"}, {"a": "1"}]}
+    code, out, _ = run(capsys, "score", *files(tmp_path, pred, gold, ROWS), *flags)
+    assert code == 0
+    assert json.loads(out)["accuracy"] == accuracy
+
+
+@pytest.mark.parametrize(
+    ("pred", "schema", "says"),
+    [
+        ("{'a': 1}", {"type": "object"}, "--pred"),
+        ("[1, 2]", {"type": "object"}, "JSON list"),
+        ("null", {"type": "object"}, "JSON null"),
+        ({"a": 1}, {}, "a schema is required"),
+        ({"a": 1}, {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": RECURSIVE}, "recursive"),
+        ({"a": 1}, {"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}}, "other.json#/x"),
+        ({"a": 1}, {"type": "object"}, None),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_1(capsys, tmp_path, pred, schema, says) -> None:
+    code, out, err = run(capsys, "score", *files(tmp_path, pred, {"a": 1}, schema))
+    if says is None:
+        assert code == 0
+        return
+    assert code == 1
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("oeb score: ")
+    assert says in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_file_is_named(capsys, tmp_path) -> None:
+    code, _, err = run(capsys, "score", "--pred", str(tmp_path / "nope.json"), "--gold", "x", "--schema", "y")
+    assert code == 1
+    assert "--pred" in err and "nope.json" in err and "no such file" in err
+
+
+def test_a_missing_flag_is_a_usage_error(capsys) -> None:
+    code, _, err = run(capsys, "score", "--pred", "p.json")
+    assert code == 2
+    assert "--gold" in err
+
+
+def test_explain_shows_the_steps_and_whether_two_values_agree(capsys) -> None:
+    code, out, _ = run(capsys, "explain", "$1,234.50", "1234.5")
+    assert code == 0
+    assert "canonical key: '1234.5'" in out
+    assert out.strip().endswith("equal: both read as '1234.5'")
+    code, out, _ = run(capsys, "explain", "Acme™", "acme tm")
+    assert "different: 'acmeTM' != 'acmetm'" in out
+
+
+def test_explain_as_json_and_as_text(capsys) -> None:
+    _, out, _ = run(capsys, "explain", "--json", "1e-05", '"0.00001"')  # a JSON number, then text
+    report = json.loads(out)
+    assert [v["key"] for v in report["values"]] == ["1e05", "1e-05"]
+    assert report["equal"] is False
+    _, out, _ = run(capsys, "explain", "--json", "--text", "12")
+    assert json.loads(out)["values"][0]["value"] == "12"
