@@ -25,6 +25,11 @@ def log_to_stderr() -> None:
     logger.propagate = False
 
 
+def add_set(parser: argparse.ArgumentParser, example: str) -> None:
+    """`--set PATH=VALUE`, repeatable, collected in `args.sets`."""
+    parser.add_argument("--set", action="append", default=[], dest="sets", metavar="PATH=VALUE", help=example)
+
+
 def add_common(parser: argparse.ArgumentParser, *, confirm: bool = True) -> None:
     parser.add_argument(
         "--no-details", action="store_true", help="do not write field_matching/details/ (and remove an old one)"

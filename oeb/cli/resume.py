@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from oeb.cli._runs import add_common, confirm, log_to_stderr, print_report
+from oeb.cli._runs import add_common, add_set, confirm, log_to_stderr, print_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,14 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("folder", help="the run folder (local or s3://) that oeb run made")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        dest="sets",
-        metavar="PATH=VALUE",
-        help="change what a resume may change, e.g. timeout=3600 or workers=2 (repeatable)",
-    )
+    add_set(parser, "change what a resume may change, e.g. timeout=3600 or workers=2 (repeatable)")
     parser.add_argument(
         "--retry-failed", action="store_true", help="ask again documents whose failure may clear (timeouts, 429, 5xx)"
     )

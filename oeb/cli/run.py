@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from oeb.cli._runs import add_common, confirm, log_to_stderr, print_report
+from oeb.cli._runs import add_common, add_set, confirm, log_to_stderr, print_report
 from oeb.run.config import load_config
 
 DEFAULT_OUT = "runs"
@@ -21,14 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--config", required=True, metavar="YAML", help="the run config (oeb init SYSTEM writes one)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        dest="sets",
-        metavar="PATH=VALUE",
-        help="change one key of the config, e.g. rows.limit=5 or system.mock.latency=0.1 (repeatable)",
-    )
+    add_set(parser, "change one key of the config, e.g. rows.limit=5 or system.mock.latency=0.1 (repeatable)")
     parser.add_argument(
         "--out", default=DEFAULT_OUT, metavar="URL", help="where run folders go: a folder or s3://bucket/prefix"
     )
