@@ -4,7 +4,7 @@ Generates seeded random scoring cases (schema, gold, pred, options), scores each
 reference (omni-extract-bench 1.0.0, run as a black box in its own interpreter) and with
 `oeb.score`, and compares every result key and every verdict exactly.
 
-    uv run python scripts/compare_reference.py --reference /work/ref/.venv/bin/python --cases 2000 --seed 1 \\
+    uv run python scripts/compare_reference.py --reference /path/to/reference/python --cases 2000 --seed 1 \\
         --mismatches /tmp/mismatches.jsonl
     # the committed corpus (deterministic; tests/scoring/test_reference_corpus.py replays it):
     uv run python scripts/compare_reference.py --reference PY --cases 1600 --seed 1 --max-rows 4 \\
