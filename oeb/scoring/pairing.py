@@ -36,6 +36,9 @@ INNER_MATRIX_LIMIT = 16_000_000
 OUTER_PAIRS_PER_BATCH = 2_000_000
 # The reference's sparse solver is run on blocks up to this many cells (its matrix takes ~3 GB at 81M).
 SPARSE_SOLVER_CELLS = 100_000_000
+# The greedy pairing prices the free block in chunks of this many cells, keeping the heaviest cells.
+GREEDY_CHUNK_CELLS = 8_000_000
+GREEDY_TIER_CELLS = 4_000_000
 
 
 class Aligner:
@@ -137,14 +140,53 @@ class Aligner:
             return self._flat_huge(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
             return _dense(self._weights(pi, gi))
-        if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_MIXED_LIMIT:
-            weights = self._weights(pi, gi)
-            if cells * 8 <= self._positives(pi, gi) * 72:
-                return _dense(weights)
-            self.approximated.add(max(n, m))
-            return _greedy(weights)
+        if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_MIXED_LIMIT and cells * 8 <= self._positives(pi, gi) * 72:
+            return _dense(self._weights(pi, gi))
         self.approximated.add(max(n, m))
-        return _greedy(self._weights(pi, gi))
+        return self._greedy(pi, gi)
+
+    def _greedy(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
+        """The reference's greedy pairing (cells by weight, then row, then column; a pair when both
+        are free), without its n x m matrix: in tiers of the heaviest cells among the rows and
+        columns still free, each tier found by pricing the free block in chunks."""
+        n, m = len(pi), len(gi)
+        free_rows = np.ones(n, dtype=bool)
+        free_cols = np.ones(m, dtype=bool)
+        below = np.inf
+        pairs: list[tuple[int, int]] = []
+        while free_rows.any() and free_cols.any():
+            rows, cols, weights = self._heaviest_cells(pi, gi, free_rows, free_cols, below)
+            if not len(weights):
+                break
+            below = float(weights.min())
+            for i, j in _greedy_order(rows, cols, weights):
+                if free_rows[i] and free_cols[j]:
+                    free_rows[i] = free_cols[j] = False
+                    pairs.append((i, j))
+        return pairs
+
+    def _heaviest_cells(
+        self, pi: list[Row], gi: list[Row], free_rows: np.ndarray, free_cols: np.ndarray, below: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells of the free block weighing less than `below`: the heaviest of them, about
+        `GREEDY_TIER_CELLS`, with every cell as heavy as the lightest one kept."""
+        rows_free = np.nonzero(free_rows)[0]
+        cols_free = np.nonzero(free_cols)[0]
+        gold = [gi[j] for j in cols_free]
+        chunk = max(1, GREEDY_CHUNK_CELLS // len(cols_free))
+        found_r, found_c, found_w = [], [], []
+        for start in range(0, len(rows_free), chunk):
+            part = rows_free[start : start + chunk]
+            weights = self._weights([pi[i] for i in part], gold)
+            r, c = np.nonzero((weights > 0) & (weights < below))
+            found_r.append(part[r])
+            found_c.append(cols_free[c])
+            found_w.append(weights[r, c])
+            kept = sum(len(w) for w in found_w)
+            if kept > 2 * GREEDY_TIER_CELLS:
+                found_r, found_c, found_w = ([x] for x in _heaviest(found_r, found_c, found_w))
+        rows, cols, weights = _heaviest(found_r, found_c, found_w)
+        return rows, cols, weights
 
     def _flat_huge(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         """Beyond the dense limit without nested arrays: a proved pairing, or the reference's sparse solver.
@@ -312,15 +354,18 @@ def _sparse(weights: sparse.csr_array, n: int, m: int) -> list[tuple[int, int]]:
     return [(i, j) for i, j in zip(rows[real].tolist(), cols[real].tolist(), strict=True) if weights[i, j] > 0]
 
 
-def _greedy(weights: np.ndarray) -> list[tuple[int, int]]:
-    rows, cols = np.nonzero(weights > 0)
-    order = np.lexsort((cols, rows, -weights[rows, cols]))
-    taken_rows: set[int] = set()
-    taken_cols: set[int] = set()
-    pairs = []
-    for i, j in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
-        if i not in taken_rows and j not in taken_cols:
-            taken_rows.add(i)
-            taken_cols.add(j)
-            pairs.append((i, j))
-    return pairs
+def _greedy_order(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]:
+    order = np.lexsort((cols, rows, -weights))
+    return list(zip(rows[order].tolist(), cols[order].tolist(), strict=True))
+
+
+def _heaviest(
+    rows: list[np.ndarray], cols: list[np.ndarray], weights: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """About `GREEDY_TIER_CELLS` of the heaviest cells, never splitting cells of equal weight."""
+    r, c, w = np.concatenate(rows), np.concatenate(cols), np.concatenate(weights)
+    if len(w) > GREEDY_TIER_CELLS:
+        cut = np.partition(w, len(w) - GREEDY_TIER_CELLS)[len(w) - GREEDY_TIER_CELLS]
+        keep = w >= cut
+        r, c, w = r[keep], c[keep], w[keep]
+    return r, c, w

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
+import oeb.scoring.document
 from oeb.scoring import pairing
 from oeb.scoring.certified import certified_pairing
 from oeb.scoring.weights import Columns
@@ -97,3 +98,40 @@ def test_score_past_the_dense_limit_agrees_with_the_reference_method(monkeypatch
     monkeypatch.setattr(pairing, "DENSE_LIMIT", 100)
     monkeypatch.setattr(pairing, "SPARSE_SOLVER_CELLS", 100)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
+
+
+def nested_rows(rng: random.Random, count: int) -> dict:
+    return {
+        "rows": [
+            {"k": rng.choice("abc"), "tags": [rng.choice("xyz") for _ in range(rng.randint(0, 3))]}
+            for _ in range(count)
+        ]
+    }
+
+
+def sorted_rows(document: dict, aligner: pairing.Aligner) -> list:
+    """The rows of `document["rows"]` in the order pairing sorts them (by content key)."""
+    tree = oeb.scoring.document.flatten(document, {}, oeb.states_nothing, oeb.canonical_key)[0]
+    return sorted(tree.arrays[(("k", "rows"),)].rows.values(), key=aligner.content_key)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), tier=st.integers(1, 6), chunk=st.integers(1, 40))
+def test_greedy_in_tiers_is_the_reference_greedy(seed: int, tier: int, chunk: int) -> None:
+    """Past the reference's limits for nested tables it pairs greedily; oeb does so in bounded tiers."""
+    rng = random.Random(seed)
+    gold, pred = nested_rows(rng, rng.randint(1, 14)), nested_rows(rng, rng.randint(1, 14))
+    aligner = pairing.Aligner(scale=100, positional=frozenset())
+    p_rows, g_rows = sorted_rows(pred, aligner), sorted_rows(gold, aligner)
+    weights = aligner._weights(p_rows, g_rows)
+    rows, cols = np.nonzero(weights > 0)
+    expected, taken_r, taken_c = [], set(), set()
+    for i, j in pairing._greedy_order(rows, cols, weights[rows, cols]):
+        if i not in taken_r and j not in taken_c:
+            taken_r.add(i)
+            taken_c.add(j)
+            expected.append((i, j))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pairing, "GREEDY_TIER_CELLS", tier)
+        patch.setattr(pairing, "GREEDY_CHUNK_CELLS", chunk)
+        assert aligner._greedy(p_rows, g_rows) == expected
