@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation, localcontext
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["Explanation", "Step", "canonical_key", "explain_value"]
@@ -128,7 +129,19 @@ class _Trace:
 
 
 def canonical_key(value: Any) -> str:
-    """The canonical key of one scalar (or of an empty container under a custom `absent` rule)."""
+    """The canonical key of one scalar (or of an empty container under a custom `absent` rule).
+
+    Keys are cached process-wide by type and value (`True`, `1` and `1.0` stay apart): the same
+    values recur within a document, across documents and across the systems graded on one gold.
+    """
+    try:
+        return _cached_key(value)
+    except TypeError:  # unhashable: an empty list or object under a custom `absent` rule
+        return _route(value, None)
+
+
+@lru_cache(maxsize=1 << 18, typed=True)
+def _cached_key(value: Any) -> str:
     return _route(value, None)
 
 

@@ -153,9 +153,8 @@ class _Scoring:
         absent: Callable[[Any], bool],
     ) -> None:
         self.schema = schema
-        key_of = _memoised(canonical_key)
-        self.pred_tree, pred_leaves, pred_skipped = flatten(pred, schema.root, absent, key_of)
-        self.gold_tree, gold_leaves, gold_skipped = flatten(gold, schema.root, absent, key_of)
+        self.pred_tree, pred_leaves, pred_skipped = flatten(pred, schema.root, absent, canonical_key)
+        self.gold_tree, gold_leaves, gold_skipped = flatten(gold, schema.root, absent, canonical_key)
         self.skipped = sorted(dict.fromkeys(gold_skipped + pred_skipped), key=reading_order)
         self.aligner = Aligner(1 + len(pred_leaves), positional)
         self.aligner.align(self.pred_tree, self.gold_tree)
@@ -219,23 +218,6 @@ class _Scoring:
             return "invented_item"
         slot = tuple((kind, None) if kind == "i" else (kind, name) for kind, name in address)
         return "fabricated" if slot in self.schema.slots else "invented_field"
-
-
-def _memoised(key_of: Callable[[Any], str]) -> Callable[[Any], str]:
-    """Canonicalise each distinct value once (by type and value: `True`, `1` and `1.0` stay apart)."""
-    keys: dict[tuple[type, Any], str] = {}
-
-    def cached(value: Any) -> str:
-        try:
-            memo = (value.__class__, value)
-            key = keys.get(memo)
-            if key is None:
-                key = keys[memo] = key_of(value)
-            return key
-        except TypeError:  # an empty list or object under a custom `absent` rule
-            return key_of(value)
-
-    return cached
 
 
 def _relabelled(row: Row, prefix: Address) -> Iterable[tuple[Address, Leaf]]:
