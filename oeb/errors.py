@@ -133,3 +133,13 @@ class Interrupted(OebError):
     left for `oeb resume`."""
 
     exit_code = 130
+
+
+class ReportError(OebError):
+    """A folder given to `oeb report` or `oeb compare` is not a graded run folder (no settings.json,
+    no field_matching/scores.jsonl), or the same system setting is given twice."""
+
+
+class ReportMismatch(ReportError):
+    """Runs given to one report were made on different datasets, manifests, dataset commits or
+    document sets: their numbers are not comparable, so they are never put in one table."""

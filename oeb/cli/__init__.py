@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from oeb import __version__
 from oeb.errors import OebError
 
-VERBS = ("init", "run", "resume", "grade", "score", "explain", "check", "systems", "predict")
+VERBS = ("init", "run", "resume", "grade", "score", "explain", "check", "systems", "predict", "report", "compare")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,98 @@
+"""The HTML report: one self-contained file (inline CSS and JS, no network).
+
+The leaderboard and per-suite numbers are embedded as one JSON value; each document's verdicts sit
+in their own `<script type="application/json">` block, parsed only when the document is opened, so a
+report of 10 systems x 620 documents opens at once. At most `limit` verdicts per document and run
+are embedded, errors first (the rest are counted and stay in details/<id>.jsonl).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from oeb import storage
+from oeb.report.runs import Run, details, schema_sent
+from oeb.scoring import RESULTS, show_address
+
+VERDICTS = (*RESULTS, "skipped_open_map")
+DETAILS_LIMIT = 200
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside a <script> element: no `<` at all, so no `</script>` or `<!--` can end it early."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def pdf_link(dataset: str | None, commit: str | None, doc_id: str) -> str | None:
+    """Where the document's PDF is, assuming the published layout `pdfs/<doc_id>.pdf`."""
+    if not dataset:
+        return None
+    path = f"pdfs/{quote(doc_id)}.pdf"
+    if dataset.startswith("hf://datasets/"):
+        repo = dataset.removeprefix("hf://datasets/")
+        return f"https://huggingface.co/datasets/{repo}/resolve/{commit or 'main'}/{path}"
+    if storage.is_local(dataset):
+        return storage.local_path(dataset).as_uri() + "/" + path
+    return storage.join(dataset, path)
+
+
+def _document(runs: list[Run], doc_id: str, limit: int) -> dict[str, Any]:
+    """A document's verdicts, compact: each (address, gold) once in `addresses`, and per run rows
+    [address index, prediction, prediction canon, kind index], errors first; 0 stands for "as gold"."""
+    addresses: list[list[Any]] = []
+    index: dict[tuple[Any, ...], int] = {}
+    per_run = []
+    for run in runs:
+        verdicts = sorted(details(run, doc_id), key=lambda v: v["result"] == "matched")
+        kept = verdicts[:limit] if limit else verdicts
+        rows = []
+        for v in kept:
+            gold = json.dumps(v["gold_raw"], ensure_ascii=False)
+            key = (show_address(tuple(tuple(step) for step in v["address"])), gold, v["gold_canon"])
+            if key not in index:
+                index[key] = len(addresses)
+                addresses.append(list(key))
+            pred = json.dumps(v["pred_raw"], ensure_ascii=False)
+            rows.append(
+                [
+                    index[key],
+                    0 if pred == gold else pred,
+                    0 if v["pred_canon"] == v["gold_canon"] else v["pred_canon"],
+                    VERDICTS.index(v["result"]),
+                ]
+            )
+        per_run.append({"rows": rows, "left_out": len(verdicts) - len(kept)})
+    schema = next((s for s in (schema_sent(run, doc_id) for run in runs) if s is not None), None)
+    return {"schema": schema, "addresses": addresses, "runs": per_run}
+
+
+def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIMIT) -> str:
+    """The whole report page; `runs` in the leaderboard's order."""
+    order = {row["run"]: i for i, row in enumerate(board["rows"])}
+    runs = sorted(runs, key=lambda run: order[run.name])
+    lines = [{line["id"]: line for line in run.lines} for run in runs]
+    documents = []
+    for doc_id in runs[0].doc_ids:
+        first = lines[0][doc_id]
+        documents.append(
+            {
+                "id": doc_id,
+                "suite": (first.get("row") or {}).get("suite") or "other",
+                "pdf": pdf_link(board["dataset"], board["dataset_commit"], doc_id),
+                "acc": [
+                    by_id[doc_id].get("accuracy") if by_id[doc_id]["status"] == "scored" else None for by_id in lines
+                ],
+            }
+        )
+    blocks = "\n".join(
+        f'<script type="application/json" id="doc-{i}">{_script_json(_document(runs, d["id"], limit))}</script>'
+        for i, d in enumerate(documents)
+    )
+    data = {"board": board, "documents": documents, "verdicts": list(VERDICTS)}
+    page = resources.files("oeb.report").joinpath("page.html").read_text(encoding="utf-8")
+    head, rest = page.split("/*DATA*/null")
+    middle, tail = rest.split("<!--DOCUMENTS-->")
+    return head + _script_json(data) + middle + blocks + tail

@@ -1,0 +1,96 @@
+"""The leaderboard: one row per system setting, the numbers recomputed from scores.jsonl.
+
+Definitions (the same per-document means as summary.json, HARNESS.md §3.8):
+
+- `accuracy`: the mean over scored documents of each document's accuracy (matched / total);
+- `<kind>` shares (misread, unfound, fabricated, invented_item, invented_field): the mean over scored
+  documents of count / total, 0 for a document with no addresses. Each document weighs equally, so
+  accuracy and the five shares sum to 1 (100 %) whenever a document's total is matched plus its five
+  error counts, which the scorer guarantees for every document with at least one address;
+- `coverage`: scored / (scored + failed); `headline` = accuracy × coverage (failed documents count 0);
+- `usd_per_doc`: the mean recorded dollars over the documents whose record reports a cost;
+- `ci95`: a percentile bootstrap of accuracy: 2,000 resamples of the scored documents with
+  replacement, numpy's default generator seeded with `SEED`, the 2.5th and 97.5th percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from oeb.report.runs import Run
+from oeb.scoring import RESULTS
+
+KINDS = RESULTS[1:]
+SEED = 0
+RESAMPLES = 2000
+
+
+def _share(line: dict[str, Any], kind: str) -> float:
+    return line[kind] / line["total"] if line["total"] else 0.0
+
+
+def bootstrap_ci(values: Sequence[float], seed: int = SEED) -> tuple[float, float] | None:
+    """95 % percentile interval of the mean of `values`; seeded, so a report is reproducible."""
+    if not values:
+        return None
+    data = np.asarray(values, dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(data), size=(RESAMPLES, len(data)))
+    means = data[picks].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def metrics(lines: Sequence[dict[str, Any]], usd: dict[str, float]) -> dict[str, Any]:
+    """The row of one run (or one suite of it) from its scores.jsonl lines."""
+    scored = [line for line in lines if line["status"] == "scored"]
+    accuracies = [line["accuracy"] for line in scored]
+    accuracy = sum(accuracies) / len(scored) if scored else None
+    coverage = len(scored) / len(lines) if lines else 0.0
+    costs = [usd[line["id"]] for line in lines if line["id"] in usd]
+    return {
+        "headline": sum(accuracies) / len(lines) if lines else 0.0,
+        "accuracy": accuracy,
+        **{kind: sum(_share(line, kind) for line in scored) / len(scored) if scored else None for kind in KINDS},
+        "coverage": coverage,
+        "documents": len(lines),
+        "scored": len(scored),
+        "failed": len(lines) - len(scored),
+        "usd_per_doc": sum(costs) / len(costs) if costs else None,
+        "ci95": bootstrap_ci(accuracies),
+    }
+
+
+def _suite(line: dict[str, Any]) -> str:
+    return (line.get("row") or {}).get("suite") or "other"
+
+
+def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
+    """Every run's row, best headline first, and the same rows per suite."""
+    suites = list(dict.fromkeys(_suite(line) for run in runs for line in run.lines))
+    rows = []
+    for run in runs:
+        rows.append(
+            {
+                "system": run.label,
+                "run": run.name,
+                "url": run.url,
+                **metrics(run.lines, run.usd),
+                "per_suite": {
+                    suite: metrics([line for line in run.lines if _suite(line) == suite], run.usd) for suite in suites
+                },
+            }
+        )
+    rows.sort(key=lambda row: -row["headline"])
+    first = runs[0].settings
+    return {
+        "dataset": first.get("dataset"),
+        "dataset_commit": first.get("dataset_commit"),
+        "manifest": first.get("manifest"),
+        "documents": len(runs[0].lines),
+        "suites": suites,
+        "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "interval": "percentile 2.5-97.5 of accuracy"},
+        "rows": rows,
+    }
