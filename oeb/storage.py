@@ -258,6 +258,16 @@ def write_bytes(url: str, data: bytes) -> None:
             fs.pipe_file(path, data)
 
 
+def _default_file_mode() -> int:
+    """0666 less the process umask: the mode `open()` would give a new file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _default_file_mode()
+
+
 def _replace_local_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{path.name}."
@@ -266,6 +276,7 @@ def _replace_local_file(path: Path, data: bytes) -> None:
         try:
             file.write(data)
             file.flush()
+            os.fchmod(file.fileno(), _FILE_MODE)  # a temporary file is 0600; run files are shared
             os.fsync(file.fileno())
         except BaseException:
             temporary.unlink(missing_ok=True)

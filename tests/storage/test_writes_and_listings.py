@@ -67,3 +67,15 @@ def test_an_s3_listing_takes_one_request_however_many_files(s3_env) -> None:
     fs.s3.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
     assert storage.list_files(folder) == dict.fromkeys(names, 2)
     assert 1 <= calls.count("ListObjectsV2") <= 2 and len(calls) <= 3, calls
+
+
+def test_a_written_file_has_the_mode_a_new_file_would_have(tmp_path) -> None:
+    """Atomic writes go through a 0600 temporary file; the result must be readable like any new file."""
+    import os
+
+    from oeb import storage
+
+    storage.write_json(str(tmp_path / "record.json"), {"a": 1})
+    (tmp_path / "plain.json").write_text("{}")
+    assert (tmp_path / "record.json").stat().st_mode & 0o777 == (tmp_path / "plain.json").stat().st_mode & 0o777
+    assert os.access(tmp_path / "record.json", os.R_OK)
