@@ -11,7 +11,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 SYSTEM ?= mock
 BENCH_CONFIG = $(if $(filter mock,$(SYSTEM)),oeb/examples/mock.yaml,configs/$(SYSTEM).yaml)
 
-.PHONY: setup test test-fast lint bench bench-scorer bench-run
+.PHONY: setup test test-fast lint bench bench-scorer bench-run bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -28,6 +28,7 @@ test-fast: setup
 lint: setup
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
+	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
 
 bench: setup
 	$(UV) run oeb run --config $(BENCH_CONFIG) --out runs -y
@@ -37,3 +38,29 @@ bench-scorer: setup
 
 bench-run: setup
 	$(UV) run python scripts/bench_run.py
+
+# `make bench-cluster SYSTEM=reducto OUT=s3://bucket/runs` on a Ray cluster node (the image's Ray
+# head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no
+# `uv sync`. In the image OEB=oeb; elsewhere `uv run oeb`.
+OEB ?= $(UV) run oeb
+OUT ?= runs
+bench-cluster:
+	$(OEB) run --config $(BENCH_CONFIG) --set ray.address=auto --out $(OUT) -y
+
+# Container image (Dockerfile). `make image` builds with podman (or CONTAINER=docker);
+# `make image-check` (not part of `make test`) builds from a locally made base image on machines
+# without a registry or Docker engine, then runs `oeb --version` and `oeb score` inside it.
+CONTAINER ?= podman
+IMAGE ?= localhost/oeb:dev
+BASE_IMAGE ?= python:3.12-slim
+BUILD_FLAGS ?=
+image:
+	$(CONTAINER) build $(BUILD_FLAGS) --build-arg BASE_IMAGE=$(BASE_IMAGE) -t $(IMAGE) .
+
+image-check:
+	scripts/image_check.sh
+
+# The cluster/container configs alone: hadolint, Ray's launcher schema, Kubernetes schemas.
+lint-cluster: setup
+	$(UV) run hadolint Dockerfile
+	$(UV) run pytest -q tests/cluster_configs
