@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from oeb.cli._output import print_json
-from oeb.errors import PlanDeclined
+from oeb.errors import OebError, PlanDeclined
+from oeb.report import leaderboard, load_runs, rich_tables
 from oeb.scoring import RESULTS
 
 
@@ -84,9 +85,16 @@ def summary_table(report: dict[str, Any]) -> Table:
     return table
 
 
-def print_report(report: dict[str, Any]) -> None:
-    """The grading JSON on stdout, then the summary table on stderr."""
+def print_report(report: dict[str, Any], folder: str) -> None:
+    """The grading JSON on stdout, then the run's leaderboard on stderr (the summary table for a
+    folder of predictions that no `oeb run` made, which has no settings to name its system by)."""
     print_json(report)
     sys.stdout.flush()
     console = Console(stderr=True)
-    console.print(summary_table(report), width=max(console.width, 120))
+    width = max(console.width, 120)
+    try:
+        tables = rich_tables(leaderboard(load_runs([folder])))
+    except OebError:
+        tables = [summary_table(report)]
+    for table in tables:
+        console.print(table, width=width)

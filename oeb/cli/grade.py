@@ -42,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
         details=not args.no_details,
         address=args.address,
     )
-    print_report(graded.report)
+    print_report(graded.report, args.folder)
     return 0

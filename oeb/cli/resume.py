@@ -33,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     log_to_stderr()
     plan = engine.plan_resume(args.folder, args.sets, retry_failed=args.retry_failed)
     confirm(plan.lines(), "resume", args.yes)
-    print_report(engine.execute(plan, details=not args.no_details).report)
+    print_report(engine.execute(plan, details=not args.no_details).report, plan.folder.url)
     return 0

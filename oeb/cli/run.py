@@ -35,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
     log_to_stderr()
     plan = engine.plan_run(load_config(args.config, args.sets), args.out)
     confirm(plan.lines(), "run", args.yes)
-    print_report(engine.execute(plan, details=not args.no_details).report)
+    print_report(engine.execute(plan, details=not args.no_details).report, plan.folder.url)
     return 0

@@ -32,8 +32,9 @@ def test_a_run_folder_on_s3_is_written_and_graded_again(ray_cluster, s3_env, cap
     assert index <= set(files)
 
     assert main(["grade", folder]) == 0
-    regraded = json.loads(capsys.readouterr().out)
-    assert regraded == result.report
+    out, err = capsys.readouterr()
+    assert json.loads(out) == result.report
+    assert "leaderboard · field_matching" in err and "mock" in err
 
 
 def _cache_times(folder: Path) -> dict[str, int]:
