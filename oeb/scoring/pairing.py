@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from oeb.scoring.certified import certified_pairing
 from oeb.scoring.rows import Leaf, Path, Row
 from oeb.scoring.schema import array_name
-from oeb.scoring.weights import Columns, block_values, named_counts
+from oeb.scoring.weights import Columns, block_values
 
 # Solver switches of the reference (SCORING.md 5.5).
 PER_CELL_LIMIT = 256
@@ -197,7 +197,7 @@ class Aligner:
         is, and an unproved pairing is flagged as an approximation (`matching_exact` false).
         """
         n, m = len(pi), len(gi)
-        columns = Columns([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
+        columns = self._columns(pi, gi)
         found = certified_pairing(columns, self.scale)
         if found.certified:
             return found.pairs
@@ -207,6 +207,10 @@ class Aligner:
         if not found.optimal:
             self.approximated.add(max(n, m))
         return found.pairs
+
+    def _columns(self, pi: list[Row], gi: list[Row]) -> Columns:
+        """The named values of a block, column by column, as pricing sees them."""
+        return Columns([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
 
     def _nested_paths(self, rows: list[Row]) -> set[Path]:
         paths: set[Path] = set()
@@ -219,7 +223,7 @@ class Aligner:
         n, m = len(pi), len(gi)
         if n * m < PER_CELL_LIMIT:
             return np.array([[self.weight(p, g) for g in gi] for p in pi], dtype=np.float64).reshape(n, m)
-        matched, shared = named_counts([self.priced(p)[0] for p in pi], [self.priced(g)[0] for g in gi])
+        matched, shared = self._columns(pi, gi).counts()
         self._add_nested(pi, gi, matched, shared)
         return self._combined(matched, shared)
 

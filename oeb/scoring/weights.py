@@ -112,11 +112,6 @@ class Columns:
         return (p @ g.T).toarray().astype(np.int32)
 
 
-def named_counts(pred: Sequence[Named], gold: Sequence[Named]) -> tuple[np.ndarray, np.ndarray]:
-    """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
-    return Columns(pred, gold).counts()
-
-
 def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) -> np.ndarray:
     """The best-pairing value of many blocks of one weight matrix.
 
