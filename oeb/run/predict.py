@@ -21,7 +21,7 @@ from ray.exceptions import RayTaskError
 
 from oeb.dataset import Dataset, Row
 from oeb.errors import Interrupted, RunStopped
-from oeb.run.cluster import spread
+from oeb.run.cluster import spread, worker_env
 from oeb.run.config import Config
 from oeb.run.folder import RunFolder
 from oeb.run.limiter import RateLimiter
@@ -70,8 +70,11 @@ class Pool:
         count = config.actors()
         per_actor = math.ceil(config.in_flight() / count)
         dataset_ref = ray.put(dataset)
+        # A reused Ray session (a test's, a notebook's) was started before the keys were set: hand
+        # each actor the system's variables as they are now.
+        env = {"env_vars": worker_env(config.adapter.keys, config.adapter.stand_ins)}
         actors = [
-            SystemActor.options(max_concurrency=per_actor, scheduling_strategy=strategy).remote(
+            SystemActor.options(max_concurrency=per_actor, scheduling_strategy=strategy, runtime_env=env).remote(
                 config.system, config.adapter.options(), dataset_ref, limiter
             )
             for strategy in spread(count)
