@@ -74,7 +74,26 @@ def drop_sidecars(value: Any) -> Any:
     return value
 
 
+def _may_need_preparing(document: Any, prediction: bool) -> bool:
+    """Whether some object could be an envelope (has a `value` key) or a sidecar's sibling (a key
+    with a sidecar suffix): most documents have neither and are used as they are, uncopied."""
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if "value" in value:
+                return True
+            if prediction and any(isinstance(key, str) and key.endswith(SIDECAR_SUFFIXES) for key in value):
+                return True
+            stack.extend(item for item in value.values() if isinstance(item, (dict, list)))
+        else:
+            stack.extend(item for item in value if isinstance(item, (dict, list)))
+    return False
+
+
 def prepare(document: Any, *, prediction: bool) -> dict[str, Any]:
+    if not _may_need_preparing(document, prediction):
+        return document if isinstance(document, dict) else {}
     prepared = unwrap_envelopes(document)
     if prediction:
         prepared = drop_sidecars(prepared)
@@ -97,13 +116,27 @@ def array_paths(document: Any) -> set[Address]:
 
 
 class _SchemaView:
-    """A schema node read once: its branch-unwrapped form and whether it is an open map."""
+    """A schema node read once: its branch-unwrapped form, whether it is an open map, and the views
+    of its properties and items as they are asked for (a table's rows ask the same ones)."""
 
-    __slots__ = ("node", "open")
+    __slots__ = ("_items", "children", "node", "open")
 
     def __init__(self, schema: Any) -> None:
         self.node = read_node(schema)
         self.open = is_open_map(self.node)
+        self.children: dict[Any, _SchemaView] = {}
+        self._items: _SchemaView | None = None
+
+    def child(self, key: Any) -> _SchemaView:
+        found = self.children.get(key)
+        if found is None:
+            found = self.children[key] = _SchemaView(property_schema(self.node, key))
+        return found
+
+    def items(self) -> _SchemaView:
+        if self._items is None:
+            self._items = _SchemaView(items_schema(self.node))
+        return self._items
 
 
 def flatten(
@@ -116,40 +149,39 @@ def flatten(
     """
     leaves: list[Leaf] = []
     skipped: list[Address] = []
-    views: dict[int, _SchemaView] = {}
 
-    def view(schema: Any) -> _SchemaView:
-        found = views.get(id(schema))
-        if found is None:
-            found = views[id(schema)] = _SchemaView(schema)
-        return found
-
-    def walk(value: Any, schema: Any, address: Address, row: Row, relative: Address) -> None:
-        here = view(schema)
-        if here.open:
-            skipped.append(address)
-            return
-        if isinstance(value, dict) and value:
-            node = here.node
+    def walk(value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+        """`value` is a non-empty object or array at `address`, read with the (not open) view `here`."""
+        if isinstance(value, dict):
             for key, item in value.items():
                 step = ("k", key)
-                walk(item, property_schema(node, key), (*address, step), row, (*relative, step))
-        elif isinstance(value, list) and value:
-            child_schema = items_schema(here.node)
-            array = Array((*row.pattern, *relative))
-            row_pattern = (*array.pattern, ("i", None))
-            for index, item in enumerate(value):
-                child = Row(index, row_pattern)
-                walk(item, child_schema, (*address, ("i", index)), child, ())
-                if child.leaves or child.arrays:
-                    array.rows[index] = child
-            if array.rows:
-                row.arrays[relative] = array
-        elif address and not absent(value):
+                visit(item, here.child(key), (*address, step), row, (*relative, step))
+            return
+        child_view = here.items()
+        array = Array((*row.pattern, *relative))
+        row_pattern = (*array.pattern, ("i", None))
+        for index, item in enumerate(value):
+            child = Row(index, row_pattern)
+            visit(item, child_view, (*address, ("i", index)), child, ())
+            if child.leaves or child.arrays:
+                array.rows[index] = child
+        if array.rows:
+            row.arrays[relative] = array
+
+    def visit(value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+        if here.open:
+            skipped.append(address)
+        elif isinstance(value, (dict, list)) and value:
+            walk(value, here, address, row, relative)
+        elif not absent(value):
             leaf = Leaf(address, value, key_of(value))
             leaves.append(leaf)
             row.leaves.append((relative, leaf))
 
     root = Row(None, ())
-    walk(document, schema, (), root, ())
+    view = _SchemaView(schema)
+    if view.open:
+        skipped.append(())
+    elif document:
+        walk(document, view, (), root, ())
     return root, leaves, skipped

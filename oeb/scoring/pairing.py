@@ -50,6 +50,7 @@ class Aligner:
         self.approximated: set[int] = set()
         self._worth: dict[tuple[int, int], tuple[int, int]] = {}
         self._names: dict[Path, bool] = {}
+        self._texts: dict[Path, tuple[tuple[str, str], ...]] = {}  # rows of a table share their suffixes
 
     # --- which arrays are compared by position ---------------------------------------------
 
@@ -82,12 +83,23 @@ class Aligner:
         if row._content is None:
             named, nested = self.priced(row)
             row._content = (
-                sorted((_as_text(suffix), key) for suffix, key in named.items()),
+                sorted((self._as_text(suffix), key) for suffix, key in named.items()),
                 sorted(
-                    (_as_text(path), sorted(self.content_key(child) for child in rows)) for path, rows in nested.items()
+                    (self._as_text(path), sorted(self.content_key(child) for child in rows))
+                    for path, rows in nested.items()
                 ),
             )
         return row._content
+
+    def _as_text(self, path: Path) -> tuple[tuple[str, str], ...]:
+        """A path with every name as text, as content keys compare it."""
+        found = self._texts.get(path)
+        if found is None:
+            found = tuple((kind, str(name)) for kind, name in path)
+            # Kept only for text keys: `1`, `1.0` and `True` are one dict key but three texts.
+            if all(type(name) is str for kind, name in path if kind == "k"):
+                self._texts[path] = found
+        return found
 
     # --- what a candidate pair is worth --------------------------------------------------------
 
@@ -337,12 +349,13 @@ def _all_leaves(row: Row) -> Iterable[tuple[Path, Leaf]]:
                 yield (*path, ("i", index), *suffix), leaf
 
 
-def _as_text(path: Path) -> tuple[tuple[str, str], ...]:
-    return tuple((kind, str(name)) for kind, name in path)
-
-
 def _dense(weights: np.ndarray) -> list[tuple[int, int]]:
     n, m = weights.shape
+    # One row (or column): scipy's solver takes its heaviest cell, the first of equals.
+    if n == 1:
+        return [(0, int(np.argmax(weights[0])))]
+    if m == 1:
+        return [(int(np.argmax(weights[:, 0])), 0)]
     if n <= m:
         rows, cols = linear_sum_assignment(-weights)
         return list(zip(rows.tolist(), cols.tolist(), strict=True))

@@ -18,6 +18,8 @@ Named = dict  # suffix -> canonical key
 
 # A column whose equal-value pairs cover more than this share of the block is compared densely.
 DENSE_COLUMN_SHARE = 1 / 16
+# Blocks up to this many cells count their sparse columns' equal pairs in Python, then bincount.
+SMALL_BLOCK_CELLS = 65_536
 # Brute force over every injective assignment of a small block up to this many assignments.
 MAX_PERMUTATIONS = 720
 # Distinct key-sets whose overlaps are tabulated pairwise; more are counted with a sparse product.
@@ -62,17 +64,23 @@ class Columns:
         """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
         n, m = self.n, self.m
         matched = np.zeros((n, m), dtype=np.int32)
+        small = n * m <= SMALL_BLOCK_CELLS  # then numpy's cost per call outweighs its speed per cell
         scattered: list[np.ndarray] = []
+        listed: list[int] = []
         for index, column in enumerate(self.columns):
             if not self.pairs[index]:
                 continue
             if self.pairs[index] > n * m * DENSE_COLUMN_SHARE:
                 p_codes, g_codes = self.codes(index)
                 matched += p_codes[:, None] == g_codes[None, :]
+            elif small:
+                listed.extend(p * m + g for p_rows, g_rows in column.values() for p in p_rows for g in g_rows)
             else:
                 for p_rows, g_rows in column.values():
                     if p_rows and g_rows:
                         scattered.append((np.asarray(p_rows)[:, None] * m + np.asarray(g_rows)[None, :]).ravel())
+        if listed:
+            matched += np.bincount(listed, minlength=n * m).reshape(n, m).astype(np.int32)
         if scattered:
             np.add.at(matched.reshape(-1), np.concatenate(scattered), 1)
         return matched, self.shared_counts()
