@@ -36,6 +36,8 @@ INNER_MATRIX_LIMIT = 16_000_000
 OUTER_PAIRS_PER_BATCH = 2_000_000
 # The reference's sparse solver is run on blocks up to this many cells (its matrix takes ~3 GB at 81M).
 SPARSE_SOLVER_CELLS = 100_000_000
+# Its matrix is built this many cells at a time.
+SPARSE_BUILD_CELLS = 8_000_000
 # The greedy pairing prices the free block in chunks of this many cells, keeping the heaviest cells.
 GREEDY_CHUNK_CELLS = 8_000_000
 GREEDY_TIER_CELLS = 4_000_000
@@ -214,8 +216,7 @@ class Aligner:
         if found.certified:
             return found.pairs
         if n * m <= SPARSE_SOLVER_CELLS:
-            matched, shared = columns.counts()
-            return _sparse(sparse.csr_array(self._combined(matched, shared)), n, m)
+            return _sparse(*columns.counts(), self.scale)
         if not found.optimal:
             self.approximated.add(max(n, m))
         return found.pairs
@@ -237,15 +238,7 @@ class Aligner:
             return np.array([[self.weight(p, g) for g in gi] for p in pi], dtype=np.float64).reshape(n, m)
         matched, shared = self._columns(pi, gi).counts()
         self._add_nested(pi, gi, matched, shared)
-        return self._combined(matched, shared)
-
-    def _combined(self, matched: np.ndarray, shared: np.ndarray) -> np.ndarray:
-        """`matched * scale + shared` where a value matches, else 0, as float64 (what the solver takes)."""
-        weights = matched.astype(np.float64)
-        weights *= self.scale
-        weights += shared
-        weights[matched < 1] = 0.0
-        return weights
+        return _combined(matched, shared, self.scale)
 
     def _add_nested(self, pi: list[Row], gi: list[Row], matched: np.ndarray, shared: np.ndarray) -> None:
         """Add the best pairing of every nested array two rows both hold, for all such pairs.
@@ -363,12 +356,48 @@ def _dense(weights: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(cols.tolist(), rows.tolist(), strict=True))
 
 
-def _sparse(weights: sparse.csr_array, n: int, m: int) -> list[tuple[int, int]]:
-    graph = sparse.hstack([weights * float(n + m + 1), sparse.identity(n, format="csr")], format="csr")
-    rows = np.arange(n)
+def _combined(matched: np.ndarray, shared: np.ndarray, scale: int) -> np.ndarray:
+    """`matched * scale + shared` where a value matches, else 0, as float64 (what the solver takes)."""
+    weights = matched.astype(np.float64)
+    weights *= scale
+    weights += shared
+    weights[matched < 1] = 0.0
+    return weights
+
+
+def _sparse(matched: np.ndarray, shared: np.ndarray, scale: int) -> list[tuple[int, int]]:
+    """The reference's sparse solving: `[W·(n+m+1) | I_n]` (an escape column per pred row, worth 1,
+    so that among equal real totals fewer pairs win), pairs kept in the real columns.
+
+    The matrix is written straight into CSR arrays sized once (the layout scipy makes of it:
+    zeros left out, each row's columns in order), a block of rows at a time, without a dense
+    float copy of `W`.
+    """
+    n, m = matched.shape
+    step = max(1, SPARSE_BUILD_CELLS // max(m, 1))
+    per_row = np.concatenate([(matched[s : s + step] >= 1).sum(axis=1) for s in range(0, n, step)]) + 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=indptr[1:])
+    data = np.empty(int(indptr[-1]), dtype=np.float64)
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    factor = float(n + m + 1)
+    for start in range(0, n, step):
+        weights = _combined(matched[start : start + step], shared[start : start + step], scale)
+        weights *= factor
+        positive = weights > 0
+        low, high = int(indptr[start]), int(indptr[min(start + step, n)])
+        escape_at = indptr[start + 1 : start + 1 + len(weights)] - 1 - low  # each row's last slot
+        real = np.ones(high - low, dtype=bool)
+        real[escape_at] = False
+        data[low:high][real] = weights[positive]
+        indices[low:high][real] = np.nonzero(positive)[1]
+        data[low:high][~real] = 1.0
+        indices[low:high][~real] = m + start + np.arange(len(weights), dtype=np.int32)
+    del matched, shared  # the solver copies the matrix: make room for it
+    graph = sparse.csr_array((data, indices, indptr), shape=(n, m + n))
+    del data, indices
     cols = min_weight_full_bipartite_matching(graph, maximize=True)[1]
-    real = cols < m
-    return [(i, j) for i, j in zip(rows[real].tolist(), cols[real].tolist(), strict=True) if weights[i, j] > 0]
+    return [(i, j) for i, j in enumerate(cols.tolist()) if j < m]
 
 
 def _greedy_order(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]:
