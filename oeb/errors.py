@@ -106,6 +106,16 @@ class RunFolderError(OebError):
     `predictions/`, a corrupt settings.json, or a run made with another dataset (§3.6, §3.9)."""
 
 
+class RunLocked(RunFolderError):
+    """Another live process (`oeb run`, `oeb resume`, `oeb grade`) holds the run folder's lock: two
+    writers would ask and pay for documents twice and interleave their files."""
+
+
+class LockLost(RunFolderError):
+    """The process held an s3:// run folder's lock but stalled past its staleness limit and another
+    process took the lock over: it stops writing."""
+
+
 class ResumeMismatch(RunFolderError):
     """A resume would ask another question than the run did (system, options, dataset, its commit,
     manifest or rows), which would mix two runs in one folder (§3.6)."""

@@ -23,6 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--retry-failed", action="store_true", help="ask again documents whose failure may clear (timeouts, 429, 5xx)"
     )
+    parser.add_argument(
+        "--force-unlock",
+        action="store_true",
+        help="take the lock of an s3:// run folder whose holder is gone but not yet stale (60 s without heartbeat)",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -31,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from oeb.run import engine
 
     log_to_stderr()
-    plan = engine.plan_resume(args.folder, args.sets, retry_failed=args.retry_failed)
+    plan = engine.plan_resume(args.folder, args.sets, retry_failed=args.retry_failed, force_unlock=args.force_unlock)
     confirm(plan.lines(), "resume", args.yes)
-    print_report(engine.execute(plan, details=not args.no_details).report, plan.folder.url)
+    result = engine.execute(plan, details=not args.no_details, force_unlock=args.force_unlock)
+    print_report(result.report, plan.folder.url)
     return 0

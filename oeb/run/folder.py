@@ -8,16 +8,21 @@ stale prediction can sit beside a failed record; grading lets the record win any
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import logging
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from oeb import storage
+from oeb import _json, storage
 from oeb.errors import RunFolderError, StorageError, StorageFormatError, StorageNotFoundError
 from oeb.run.config import to_yaml
+from oeb.run.lock import FolderLock, hold
+
+log = logging.getLogger(__name__)
 
 IDENTITY = ("system", "options", "dataset", "manifest", "task", "rows")
 """What a resume must ask exactly as the run did (after a JSON round trip)."""
@@ -37,6 +42,8 @@ class RunFolder:
     def __init__(self, url: str) -> None:
         self.url = str(storage.local_path(url)) if storage.is_local(url) else url.rstrip("/")
         self.name = self.url.rstrip("/").rsplit("/", 1)[-1]
+        self.lock: FolderLock | None = None
+        """The folder's lock while a command holds it (`locked`); every save checks it is still held."""
 
     def path(self, *parts: str) -> str:
         return storage.join(self.url, *parts)
@@ -46,6 +53,20 @@ class RunFolder:
 
     def prediction_url(self, doc_id: str) -> str:
         return self.path("predictions", f"{doc_id}.json")
+
+    @contextlib.contextmanager
+    def locked(self, command: str, *, force: bool = False) -> Iterator[None]:
+        """Hold the folder's lock (`oeb.run.lock`) while the block writes; first remove what writes
+        of a killed process left."""
+        with hold(self.url, command, force=force) as lock:
+            self.lock = lock
+            try:
+                removed = self.remove_temporaries()
+                if removed:
+                    log.info("%s: removed %d temporary files of cut-short writes", self.name, len(removed))
+                yield
+            finally:
+                self.lock = None
 
     def listing(self) -> dict[str, int]:
         """Every file of the run (relative path -> size), from one listing."""
@@ -71,9 +92,23 @@ class RunFolder:
 
     def save(self, doc_id: str, record: dict[str, Any]) -> None:
         """Save one document's outcome: the prediction first (successes only), then the record."""
+        if self.lock is not None:
+            self.lock.check()
         if record.get("error") is None and not record.get("unread") and record.get("output") is not None:
             storage.write_json(self.prediction_url(doc_id), record["output"])
         storage.write_json(self.record_url(doc_id), record)
+
+    def remove_temporaries(self) -> list[str]:
+        """Delete what writes cut short by a killed process left on local disk: the temporary files
+        (`.<name>.<random>.tmp`, `oeb.storage`) never renamed into place. Object storage has none.
+        Only the holder of the folder's lock may call it: another writer's temporary files are live."""
+        if not storage.is_local(self.url):
+            return []
+        root = storage.local_path(self.url)
+        removed = sorted(str(path.relative_to(root)) for path in root.rglob(".*.tmp") if path.is_file())
+        for path in removed:
+            (root / path).unlink(missing_ok=True)
+        return removed
 
     def records(self, doc_ids: Iterable[str], listing: dict[str, int]) -> dict[str, dict[str, Any]]:
         """The records that exist among `doc_ids` (an unreadable record counts as none: it is re-asked)."""
@@ -83,12 +118,27 @@ class RunFolder:
             if isinstance(content, StorageError):
                 continue
             try:
-                record = json.loads(content.decode("utf-8"))
+                record = _json.loads(content.decode("utf-8"))
             except ValueError:
                 continue
-            if isinstance(record, dict):
+            if _is_record(record):
                 found[path.removeprefix("records/").removesuffix(".json")] = record
         return found
+
+
+def _is_record(value: Any) -> bool:
+    """Whether a parsed file has the shape the engine reads from a record: an `error` that is null or
+    an object, a `cost` that is null or an object whose `usd` and `credits` are null or numbers (a
+    hand-edited file may have neither)."""
+    if not isinstance(value, dict) or not isinstance(value.get("error"), dict | None):
+        return False
+    cost = value.get("cost")
+    if cost is None:
+        return True
+    if not isinstance(cost, dict):
+        return False
+    amounts = [cost.get(unit) for unit in ("usd", "credits")]
+    return all(a is None or (isinstance(a, int | float) and not isinstance(a, bool)) for a in amounts)
 
 
 def identity(settings: dict[str, Any]) -> dict[str, Any]:
