@@ -6,7 +6,7 @@ Pure functions over a pyarrow table; nothing here touches a file. Each refusal i
 
 from __future__ import annotations
 
-import json
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from oeb.errors import ManifestError
+from oeb import _json
+from oeb.errors import ManifestError, SchemaError
+from oeb.scoring.schema import resolve_schema
 
 REQUIRED_COLUMNS = ("doc_id", "doc_path", "gt_path", "schema")
 OTHER_SUITE = "other"
@@ -78,14 +80,27 @@ def rows_from_table(table: pa.Table, manifest: str) -> tuple[Row, ...]:
 
 
 def is_file_name(doc_id: object) -> bool:
-    """True for an id that is one path component: it names `records/<id>.json` and friends."""
-    return isinstance(doc_id, str) and doc_id not in ("", ".", "..") and PurePosixPath(doc_id).name == doc_id
+    """True for an id that is one path component: it names `records/<id>.json` and friends. A control
+    character (a NUL, a newline) is refused too: no file system takes a NUL, and a newline would split
+    every one-line message and log line that names the id."""
+    return (
+        isinstance(doc_id, str)
+        and doc_id not in ("", ".", "..")
+        and PurePosixPath(doc_id).name == doc_id
+        and not _has_control_character(doc_id)
+    )
+
+
+def _has_control_character(text: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in text)
 
 
 def _relative_path_problem(path: object) -> str | None:
     """Why `path` is not a relative path to a file inside the dataset, or None when it is one."""
     if not isinstance(path, str) or not path:
         return "it is not a non-empty string"
+    if _has_control_character(path):
+        return "it holds a control character"
     pure = PurePosixPath(path)
     if pure.is_absolute():
         return "it is absolute"
@@ -102,7 +117,8 @@ def _checked_paths(number: int, record: Mapping[str, Any], manifest: str) -> tup
     if not is_file_name(doc_id):
         raise ManifestError(
             f"{manifest} row {number}: doc_id {doc_id!r} is not a file name (one path component); "
-            "it names the row's prediction and record, so use an id like short__invoice_4417"
+            "it names the row's prediction and record, so use an id like short__invoice_4417 (no '/', no control "
+            "characters)"
         )
     doc_path = record["doc_path"]
     problem = _relative_path_problem(doc_path)
@@ -144,7 +160,7 @@ def _schema(raw: object, where: str) -> dict[str, Any]:
     try:
         if not isinstance(raw, str | bytes):
             raise ValueError(f"a {type(raw).__name__}, not text")
-        schema = json.loads(raw)
+        schema = _json.loads(raw)
     except ValueError as error:
         raise ManifestError(
             f"{where}: schema is not JSON ({error}); the schema column holds the JSON Schema "
@@ -155,6 +171,12 @@ def _schema(raw: object, where: str) -> dict[str, Any]:
             f"{where}: schema {repr(raw)[:80]} is not a non-empty JSON object; "
             "it must be the JSON Schema of the extraction"
         )
+    try:  # refused now, not after a run has paid for every answer that could then never be graded
+        resolve_schema(schema)
+    except SchemaError as error:
+        raise ManifestError(f"{where}: the scorer cannot use the schema: {error}") from None
+    except RecursionError:
+        raise ManifestError(f"{where}: the schema nests too deeply to score (hundreds of levels); flatten it") from None
     return schema
 
 

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractFileSystem
 
+from oeb import _json
 from oeb.errors import (
     StorageAccessError,
     StorageError,
@@ -215,7 +216,7 @@ def read_text(url: str) -> str:
 def read_json(url: str) -> Any:
     """A JSON file, parsed."""
     try:
-        return json.loads(read_text(url))
+        return _json.loads(read_text(url))
     except json.JSONDecodeError as error:
         raise StorageFormatError(f"{url} is not JSON ({error}); fix or rewrite the file") from error
 
@@ -227,7 +228,7 @@ def read_jsonl(url: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
+            values.append(_json.loads(line))
         except json.JSONDecodeError as error:
             raise StorageFormatError(f"{url} line {number} is not JSON ({error}); fix or rewrite the file") from error
     return values

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from oeb import _json
 from oeb.errors import InputFileError
 from oeb.run.results import verdict_json
 
@@ -25,11 +26,9 @@ def load_json_object(path: str, flag: str) -> dict[str, Any]:
     except OSError as error:
         raise InputFileError(f"{flag} {path}: cannot be read ({error.strerror})") from None
     try:
-        value = json.loads(text)
+        value = _json.loads(text)
     except json.JSONDecodeError as error:
         raise InputFileError(f"{flag} {path}: not valid JSON ({error}); fix the file") from None
-    except RecursionError:
-        raise InputFileError(f"{flag} {path}: JSON nested too deeply to read") from None
     if not isinstance(value, dict):
         kind = "null" if value is None else type(value).__name__
         raise InputFileError(f"{flag} {path}: holds JSON {kind}; it must hold a JSON object ({{...}})")

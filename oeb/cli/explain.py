@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from oeb import _json
 from oeb.cli._output import print_json
 from oeb.scoring import Explanation, explain_value
 
@@ -30,7 +31,7 @@ def read_value(text: str, as_text: bool) -> Any:
     if as_text:
         return text
     try:
-        value = json.loads(text)
+        value = _json.loads(text)
     except ValueError:
         return text
     return value if not isinstance(value, (list, dict)) else text

@@ -8,10 +8,10 @@ and options keyed by a mix of names are refused with a message that says so.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from oeb import _json
 from oeb.cli._output import load_json_object, print_json
 from oeb.errors import InputFileError, UsageError
 from oeb.systems import OptionError, Question, get, names, predict, question_schema
@@ -54,7 +54,7 @@ def parse_options(text: str, system: str) -> dict[str, Any]:
         return {}
     if text.lstrip().startswith("{"):
         try:
-            options = json.loads(text)
+            options = _json.loads(text)
         except ValueError as error:
             raise OptionError(f"--options is not JSON: {error}") from None
     else:

@@ -10,6 +10,7 @@ without a `ray:` block (one written for the reference) gets the defaults.
 from __future__ import annotations
 
 import datetime
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ import yaml
 
 from oeb import storage
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
-from oeb.run._set import apply_sets
+from oeb.run._set import apply_sets, load_yaml
 from oeb.systems import Adapter, get
 
 PUBLIC_DATASET = "hf://datasets/datalab-to/omni_extract_bench"
@@ -133,7 +134,7 @@ def read_tree(url: str) -> dict[str, Any]:
     except StorageFormatError as error:
         raise ConfigError(f"{error}; a config is UTF-8 YAML") from None
     try:
-        tree = yaml.safe_load(text)
+        tree = load_yaml(text)
     except yaml.YAMLError as error:
         problem = " ".join(str(error).split())
         raise ConfigError(f"{url} is not YAML: {problem}") from None
@@ -235,7 +236,8 @@ class _Problems:
                 self.add(dotted, "is missing; a config gives every key (oeb init SYSTEM shows them all)")
         for key in node:
             if key not in allowed:
-                self.add(f"{prefix}{key}", f"is not a key a config has; keys here: {', '.join(allowed)}")
+                shown = key if isinstance(key, str) and key.isprintable() else repr(key)  # one line, always
+                self.add(f"{prefix}{shown}", f"is not a key a config has; keys here: {', '.join(allowed)}")
 
     def _value(self, node: dict[str, Any], key: str) -> tuple[bool, Any]:
         name = key.rsplit(".", 1)[-1]
@@ -285,7 +287,9 @@ class _Problems:
         if not isinstance(value, int | float) or isinstance(value, bool):
             self._bad(key, "a number" + (" or null" if optional else ""), value)
             return None
-        if positive and not value > 0:
+        if isinstance(value, float) and not math.isfinite(value):
+            self.add(key, f"must be a finite number, not {value!r}")
+        elif positive and not value > 0:
             self.add(key, f"must be greater than 0, not {value!r}")
         return value
 

@@ -53,7 +53,7 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
     ("sets", "says"),
     [
         (["rows.sampel=3"], "no key rows.sampel; did you mean rows.sample?"),
-        (["system.mock.nosuch=1"], "system.mock has fabricated, gold,"),
+        (["system.mock.nosuch=1"], "system.mock has calls_log, fabricated, gold,"),
         (["rows.only.x=1"], "rows.only has nothing"),
         (["rows"], "write path=value, e.g. rows.sample=5"),
         (["timeout=abc"], "timeout must be a number, not 'abc'"),
