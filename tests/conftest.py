@@ -1,6 +1,7 @@
 """Session-wide fixtures shared by every test folder.
 
-They live in `tests/fixtures/`: the services (moto S3, the fake Hugging Face hub) and small datasets.
+They live in `tests/fixtures/`: the services (moto S3, the fake Hugging Face hub), small datasets and
+the in-process Ray.
 """
 
-pytest_plugins = ("fixtures.services", "fixtures.datasets")
+pytest_plugins = ("fixtures.services", "fixtures.datasets", "fixtures.local_ray")

@@ -2,8 +2,10 @@
 
 When a test (or a notebook) has already connected to Ray, that session is used as it is and left
 running. Workers of a cluster oeb joins do not share the driver's environment, so the variables a
-worker needs to reach storage and the system (the AWS and Hugging Face settings, the system's API
-keys) are handed to them through the job's runtime environment.
+worker needs to reach storage (the AWS and Hugging Face settings) are handed to them through the
+job's runtime environment. The system's API keys are not: Ray writes every runtime environment in
+plain text to a log file on each node (`runtime_env_agent.log`), so the run hands the keys (and
+the storage settings) to its actors in a method call (`oeb.run.predict.SystemActor.take_env`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -22,26 +23,36 @@ from oeb.errors import RayUnavailable
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 
 
-def worker_env(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:
-    """The driver's variables that workers need: storage settings and the system's key variables
-    (`keys` and their `stand_ins`, as an adapter class declares them)."""
+def worker_env() -> dict[str, str]:
+    """The driver's variables that workers need to reach storage (never a system's API key)."""
+    return {name: value for name, value in os.environ.items() if value and name.startswith(_FORWARDED_PREFIXES)}
+
+
+def system_keys(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:
+    """The system's key variables set in the driver now (`keys` and their `stand_ins`, as an
+    adapter class declares them)."""
     names = {name for key in keys for name in (key, stand_ins.get(key)) if name}
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if value and (name in names or name.startswith(_FORWARDED_PREFIXES))
-    }
+    return {name: os.environ[name] for name in sorted(names) if os.environ.get(name)}
 
 
-def spread(count: int) -> list[Any]:
-    """Scheduling strategies placing `count` actors round-robin over the alive nodes.
+def alive_nodes() -> list[str]:
+    return sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
+
+
+def spread(count: int) -> list[str]:
+    """Nodes for `count` actors, round-robin over the alive nodes."""
+    nodes = alive_nodes()
+    return [nodes[i % len(nodes)] for i in range(count)]
+
+
+def pinned(node: str) -> NodeAffinitySchedulingStrategy:
+    """Place an actor on `node` and nowhere else.
 
     The affinity is strict: with a soft one Ray may put an actor beside another when its node is
     briefly busy, and a run would quietly use one machine. The actors need no CPU, so any alive
-    node can take them; an actor whose node dies is lost either way (they are not restarted).
+    node can take them; the run replaces an actor that dies (`oeb.run.predict.Pool.replace`).
     """
-    nodes = sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
-    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False) for i in range(count)]
+    return NodeAffinitySchedulingStrategy(node, soft=False)
 
 
 @contextlib.contextmanager

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import oeb.scoring
-from oeb import storage
+from oeb import _json, storage
 from oeb.dataset import Dataset, Row
-from oeb.errors import ScoreArgumentError, StorageError
+from oeb.errors import OebError, ScoreArgumentError, StorageError
 from oeb.run.results import jsonl, verdict_json, verdict_table
 from oeb.scoring import score
 
@@ -63,26 +63,36 @@ def _prediction(row: Row, data: bytes) -> tuple[Any, dict[str, Any] | None]:
     except UnicodeDecodeError as error:
         return None, _failed(row, f"the prediction file {name} is not UTF-8 text ({error})")
     try:
-        return json.loads(text), None
+        return _json.loads(text), None
     except json.JSONDecodeError as error:
         return None, _failed(row, f"the prediction file {name} is not JSON: {error.msg} (line {error.lineno})")
+
+
+def _scores_without_prediction(gold: Any, schema: Any) -> bool:
+    """Whether the gold and schema score alone: if so, a refusal came from the prediction (nested too
+    deeply, say), which fails that document; otherwise the dataset is at fault and grading stops."""
+    try:
+        score(None, gold, schema)
+    except OebError:
+        return False
+    return True
 
 
 def _cached(url: str, key: str) -> dict[str, Any] | None:
     """The cache entry at `url` if its key matches; an unreadable entry counts as none."""
     try:
-        entry = json.loads(storage.read_bytes(url))
+        entry = _json.loads(storage.read_bytes(url))
     except (StorageError, ValueError):
         return None
     return entry if isinstance(entry, dict) and entry.get("key") == key else None
 
 
 def grade_document(dataset: Dataset, folder: str, item: Item, details: bool) -> dict[str, Any]:
-    """One document's line, verdict table, the cache and details bytes to write (None: keep) and
-    the CPU seconds it took."""
-    started = time.process_time()
+    """One document's line, verdict table, the cache and details bytes to write (None: keep), the
+    CPU seconds it took and its wall time (more than the CPU time on a busy machine)."""
+    started, clock = time.process_time(), time.perf_counter()
     graded = _grade_document(dataset, folder, item, details)
-    return graded | {"seconds": time.process_time() - started}
+    return graded | {"seconds": time.process_time() - started, "elapsed": time.perf_counter() - clock}
 
 
 def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) -> dict[str, Any]:
@@ -108,6 +118,10 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
                     traceback="".join(traceback.format_exception(error)),
                 ),
             }
+        except OebError as error:
+            if not _scores_without_prediction(gold, schema):
+                return {"id": row.doc_id, "fatal": f"{type(error).__name__}: {error}"}
+            return {"id": row.doc_id, "line": _failed(row, f"the prediction cannot be scored: {error}")}
         except Exception as error:
             return {"id": row.doc_id, "fatal": f"{type(error).__name__}: {error}"}
         verdicts = [verdict_json(v) for v in result.pop("verdicts")]

@@ -1,104 +1,166 @@
-"""The predict stage on Ray: a pool of actors holding the system, one shared rate limiter, and the
-driver saving each document's record the moment it comes back.
+"""The predict stage on Ray: a pool of actors holding the system, and the driver booking each call's
+start (`oeb.run.limiter`) and saving each document's record the moment it comes back.
 
 Each actor holds one adapter (rebuilt from its name and options) and answers several documents at
-once on threads; every call first takes a start from the system's limiter. Retries and the time
-budget are the systems layer's (`oeb.systems.predict`). The driver is the only writer of the run
-folder. A `StopRun` ends the run after the calls already in flight are collected and saved (they
-are paid for); Ctrl-C abandons the calls in flight and keeps what was saved.
+once on threads; a call reads its document, waits for its booked start, then asks. Retries and the
+time budget are the systems layer's (`oeb.systems.predict`). The driver is the only writer of the
+run folder. A `StopRun` ends the run after the calls already in flight are collected and saved
+(they are paid for); Ctrl-C abandons the calls in flight and keeps what was saved.
+
+An actor that dies (its process killed, its node lost) is replaced, and the documents it was
+answering are asked again: they have no record, since only the driver saves. A call in flight at
+the death may have reached the vendor, so it can be billed twice; nothing tells oeb whether it did.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
+import os
+import time
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import ray
-from ray.exceptions import RayTaskError
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from oeb.dataset import Dataset, Row
 from oeb.errors import Interrupted, RunStopped
-from oeb.run.cluster import spread, worker_env
+from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, worker_env
 from oeb.run.config import Config
 from oeb.run.folder import RunFolder
-from oeb.run.limiter import RateLimiter
+from oeb.run.limiter import StartSchedule
 from oeb.run.progress import PredictProgress
 from oeb.systems import Question, ReadCrashed, StopRun, get, predict, question_schema
 
 _WAIT_SECONDS = 0.5
+_START_SECONDS = 120.0
+ASKS_PER_DOCUMENT = 3
+"""A document whose actor died this many times while answering it stops the run: it may be what
+kills the actor (a crash in a local model), and asking again would only pay again."""
+REPLACEMENTS_PER_ACTOR = 3
+"""More actor deaths than this many per actor stop the run: the actors cannot live, whatever the document."""
 
 
 @ray.remote(num_cpus=0)
 class SystemActor:
     """One adapter of the run's system; each method call predicts one document."""
 
-    def __init__(self, system: str, options: dict[str, Any], dataset: Dataset, limiter: Any) -> None:
+    def __init__(self, system: str, options: dict[str, Any], dataset: Dataset) -> None:
         self.adapter = get(system, options)
         self.dataset = dataset
-        self.limiter = limiter
 
-    def predict(self, row: Row, timeout: float) -> dict[str, Any]:
+    def take_env(self, env: dict[str, str]) -> None:
+        """Take the driver's storage settings and the system's API keys as they are now (a reused
+        Ray session predates them). They come in a call, not in the actor's runtime environment,
+        which Ray writes to its logs in plain text."""
+        os.environ.update(env)
+
+    def predict(self, row: Row, timeout: float, delay: float) -> dict[str, Any]:
         """The document's record, or the reason the run must stop (with the record to keep, if any),
-        and the Ray node that asked."""
+        and the Ray node that asked. The call starts `delay` seconds after it arrived (its booked start)."""
+        arrived = time.monotonic()
         node = ray.get_runtime_context().get_node_id()
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)))
-        ray.get(self.limiter.acquire.remote())
+        time.sleep(max(0.0, delay - (time.monotonic() - arrived)))
+        outcome = {"record": None, "stop": None, "node": node, "started": time.monotonic()}
         try:
-            return {"record": predict(self.adapter, question, timeout=timeout), "stop": None, "node": node}
+            outcome["record"] = predict(self.adapter, question, timeout=timeout)
         except ReadCrashed as crash:
-            return {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}", "node": node}
+            outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
         except StopRun as stop:
-            return {"record": None, "stop": f"{type(stop).__name__}: {stop}", "node": node}
-        finally:
-            ray.get(self.limiter.release.remote())
+            outcome["stop"] = f"{type(stop).__name__}: {stop}"
+        return outcome
 
 
 @dataclass
 class Pool:
-    """The actors of one system and their limiter; `load` counts calls given to each actor."""
+    """The actors of one system, each pinned to a node; `load` counts calls given to each actor."""
 
-    actors: list[Any]
-    limiter: Any
+    config: Config
+    dataset: Any
+    actors: list[Any] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
+    replaced: int = 0
 
     @classmethod
     def start(cls, config: Config, dataset: Dataset) -> Pool:
-        limiter = RateLimiter.remote(config.ray.requests_per_second, config.ray.max_in_flight)
-        count = config.actors()
-        per_actor = math.ceil(config.in_flight() / count)
-        dataset_ref = ray.put(dataset)
-        # A reused Ray session (a test's, a notebook's) was started before the keys were set: hand
-        # each actor the system's variables as they are now.
-        env = {"env_vars": worker_env(config.adapter.keys, config.adapter.stand_ins)}
-        actors = [
-            SystemActor.options(max_concurrency=per_actor, scheduling_strategy=strategy, runtime_env=env).remote(
-                config.system, config.adapter.options(), dataset_ref, limiter
-            )
-            for strategy in spread(count)
-        ]
-        return cls(actors, limiter, [0] * count)
+        pool = cls(config, ray.put(dataset))
+        for node in spread(config.actors()):
+            pool.actors.append(pool._actor(node))
+            pool.nodes.append(node)
+            pool.load.append(0)
+        try:
+            pool._ready(pool.actors)
+        except BaseException:
+            pool.stop()
+            raise
+        return pool
 
-    def submit(self, row: Row, timeout: float) -> tuple[Any, int]:
+    def _ready(self, actors: list[Any]) -> None:
+        """Wait until `actors` have started. A call sent to an actor still starting would wait in
+        its queue and start late, beside calls booked after it: the pace would break."""
+        try:
+            env = worker_env() | system_keys(self.config.adapter.keys, self.config.adapter.stand_ins)
+            ray.get([actor.take_env.remote(env) for actor in actors], timeout=_START_SECONDS)
+        except GetTimeoutError:
+            raise RunStopped(
+                f"the actors of {self.config.system} did not start within {_START_SECONDS:g} s; check the "
+                "cluster (ray status)"
+            ) from None
+        except RayActorError as death:
+            raise RunStopped(f"the actors of {self.config.system} cannot start ({_why(death)})") from None
+
+    def _actor(self, node: str) -> Any:
+        config = self.config
+        per_actor = math.ceil(config.in_flight() / config.actors())
+        options = {"max_concurrency": per_actor, "scheduling_strategy": pinned(node)}
+        return SystemActor.options(**options).remote(config.system, config.adapter.options(), self.dataset)
+
+    def submit(self, row: Row, delay: float) -> tuple[Any, int, Any]:
+        """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
         index = self.load.index(min(self.load))
         self.load[index] += 1
-        return self.actors[index].predict.remote(row, timeout), index
+        actor = self.actors[index]
+        return actor.predict.remote(row, self.config.timeout, delay), index, actor
+
+    def replace(self, index: int, death: RayActorError) -> None:
+        """A new actor in the dead one's place: on its node while the node lives, else on the alive
+        node with the fewest actors."""
+        if death.actor_init_failed:
+            raise RunStopped(f"the actors of {self.config.system} cannot start ({_why(death)})")
+        if self.replaced >= REPLACEMENTS_PER_ACTOR * len(self.actors):
+            raise RunStopped(f"the actors of {self.config.system} died {self.replaced + 1} times (last: {_why(death)})")
+        self.replaced += 1
+        ray.kill(self.actors[index], no_restart=True)
+        alive = alive_nodes()
+        if self.nodes[index] not in alive:
+            used = Counter(node for node in self.nodes if node in alive)
+            self.nodes[index] = min(alive, key=lambda node: used[node])
+        self.actors[index] = self._actor(self.nodes[index])
+        self._ready([self.actors[index]])
 
     def stop(self) -> None:
-        for actor in [*self.actors, self.limiter]:
+        for actor in self.actors:
             ray.kill(actor)
 
 
 def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: RunFolder) -> dict[str, Any]:
-    """Predict `rows`, saving each record as it comes; returns the limiter's statistics (start
-    times, peak calls in flight) and the nodes whose actors answered."""
+    """Predict `rows`, saving each record as it comes; returns the booked start times (`starts`, the
+    driver's clock), when the actors started the calls answered (`started`, each node's monotonic
+    clock: comparable on one machine), the most calls in flight at once and the nodes that answered."""
     if not rows:
-        return {"starts": [], "peak_in_flight": 0, "nodes": []}
+        return {"starts": [], "started": [], "peak_in_flight": 0, "nodes": []}
     pool = Pool.start(config, dataset)
+    schedule = StartSchedule(config.ray.requests_per_second)
+    limit = config.in_flight()
     queue = deque(rows)
-    pending: dict[Any, tuple[Row, int]] = {}
+    pending: dict[Any, tuple[Row, int, Any]] = {}
+    asked: Counter[str] = Counter()
+    started: list[float] = []
+    peak = 0
     stop: str | None = None
     nodes: set[str] = set()
     bug: RayTaskError | None = None
@@ -106,28 +168,38 @@ def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: 
     try:
         with progress:
             while queue or pending:
-                while queue and len(pending) < config.in_flight():
+                while queue and len(pending) < limit and not schedule.wait():
                     row = queue.popleft()
-                    ref, index = pool.submit(row, config.timeout)
-                    pending[ref] = (row, index)
+                    ref, index, actor = pool.submit(row, schedule.book())
+                    pending[ref] = (row, index, actor)
+                    asked[row.doc_id] += 1
+                peak = max(peak, len(pending))
                 progress.in_flight(len(pending))
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
+                wait = schedule.wait() if queue and len(pending) < limit else _WAIT_SECONDS
+                if not pending:
+                    time.sleep(wait)
+                    continue
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=min(wait, _WAIT_SECONDS))
                 for ref in done:
-                    row, index = pending.pop(ref)
+                    row, index, actor = pending.pop(ref)
                     pool.load[index] -= 1
                     try:
                         outcome = ray.get(ref)
+                    except RayActorError as death:
+                        stop = stop or _ask_again(pool, index, actor, death, row, asked, queue)
+                        continue
                     except RayTaskError as error:
-                        bug, outcome = bug or error, {"record": None, "stop": None, "node": None}
-                        queue.clear()
+                        bug = bug or error
+                        continue
                     nodes.add(outcome["node"])
+                    started.append(outcome["started"])
                     if outcome["record"] is not None:
                         folder.save(row.doc_id, outcome["record"])
                         progress.saved(row.doc_id, outcome["record"])
-                    if outcome["stop"]:
-                        stop = stop or outcome["stop"]
-                        queue.clear()
-        stats = ray.get(pool.limiter.stats.remote()) | {"nodes": sorted(n for n in nodes if n)}
+                    stop = stop or outcome["stop"]
+                if stop or bug:
+                    queue.clear()
+        stats = {"starts": schedule.starts, "started": started, "peak_in_flight": peak, "nodes": sorted(nodes)}
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted: {progress.done} of {len(rows)} documents saved, the calls in flight abandoned; "
@@ -143,3 +215,23 @@ def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: 
             f"oeb resume {folder.url}"
         )
     return stats
+
+
+def _ask_again(
+    pool: Pool, index: int, actor: Any, death: RayActorError, row: Row, asked: Counter[str], queue: deque[Row]
+) -> str | None:
+    """Put a document whose actor died back in the queue (replacing the actor once); the reason to
+    stop the run instead, if any."""
+    try:
+        if pool.actors[index] is actor:
+            pool.replace(index, death)
+    except RunStopped as stop:
+        return str(stop)
+    if asked[row.doc_id] >= ASKS_PER_DOCUMENT:
+        return f"the actor answering {row.doc_id} died each of the {asked[row.doc_id]} times it was asked"
+    queue.appendleft(row)
+    return None
+
+
+def _why(death: RayActorError) -> str:
+    return " ".join(str(death).split())[:300]

@@ -192,9 +192,10 @@ def predict(
                 record = _record(adapter, answer, None, None, cost, wall_s, attempts, timeout)
                 record["unread"] = True
                 bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
+                message = _redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
                 raise ReadCrashed(
                     f"{adapter.label} could not read its answer for {question.document.name} "
-                    f"({type(bug).__name__}: {bug}); the answer is kept and will be read again on resume",
+                    f"({message}); the answer is kept and will be read again on resume",
                     _redact(record, secrets),
                 ) from bug
             if not is_plain(output):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -62,6 +63,9 @@ class Mock(Adapter):
     timeout: float = _rate("chance per attempt that no answer comes before the time budget")
     malformed: float = _rate("chance per attempt of an answer holding no extraction")
     usd: float = field(default=0.0, metadata={"help": "simulated dollars per answer"})
+    calls_log: str = field(
+        default="", metadata={"help": "file each call appends a line to (document, time): tests count the calls"}
+    )
 
     def __post_init__(self) -> None:
         for option in fields(self):
@@ -129,6 +133,9 @@ class Mock(Adapter):
         return value
 
     def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        if self.calls_log:
+            with open(self.calls_log, "a", encoding="utf-8") as calls:
+                calls.write(f"{document.stem}\t{time.time()}\n")
         gold = self._gold(document)
         self._fault(document, budget)
         if self.latency > budget.remaining():

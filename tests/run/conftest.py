@@ -1,16 +1,9 @@
-"""One in-process Ray for every Ray test of the run engine (ENVIRONMENT.md 3.4), and small runs.
-
-The cluster stays on 127.0.0.1 (the variable must be set before Ray is imported) and gets the S3
-endpoint of the moto fixture, so run folders on `s3://` work from its workers.
-"""
+"""Small runs for the run engine's tests; their in-process Ray is `ray_cluster` of
+`tests/fixtures/local_ray.py`, shared with the vendor runs of `tests/systems`."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-
 from oeb.dataset import SAMPLE_DATASET
 from oeb.run.config import Config, check_tree, init_tree
-
-
-@pytest.fixture(scope="session")
-def ray_cluster(s3_env: dict[str, str]) -> Iterator[None]:
-    import ray
-
-    temp = tempfile.mkdtemp(prefix="oebray")  # short: Ray's unix sockets live under it
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _temp_dir=temp,
-        runtime_env={"env_vars": s3_env},
-    )
-    yield
-    ray.shutdown()
-    shutil.rmtree(temp, ignore_errors=True)
 
 
 def mock_config(changes: dict[str, Any] | None = None, dataset: str | Path = SAMPLE_DATASET) -> Config:

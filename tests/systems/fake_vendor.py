@@ -1,8 +1,10 @@
 """One generic fake vendor: a real HTTP server on 127.0.0.1 answering from a route table.
 
 A route is a method and an exact path; its replies are served in order, the last one repeating, so
-"processing, then complete" is two replies. Every request is recorded (method, path, query, headers,
-body) so tests can assert what an adapter really sent. Per-vendor route tables live in `vendors.py`.
+"processing, then complete" is two replies. A prefix route (`on_prefix`) answers the paths under it
+that have no exact route: ids the client learned from earlier answers. Every request is recorded
+(method, path, query, headers, body) so tests can assert what an adapter really sent. Per-vendor
+route tables live in `vendors.py`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]  # lower-cased names
     body: bytes
+    received: float = field(default_factory=time.monotonic)
+    """When the request arrived (the system-wide monotonic clock, as Ray actors on this machine read it)."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -74,6 +78,7 @@ Responder = Reply | Callable[[Request], Reply]
 class FakeVendor:
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], list[Responder]] = {}
+        self.prefixes: dict[tuple[str, str], list[Responder]] = {}
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -89,6 +94,11 @@ class FakeVendor:
         """Serve `replies` in order to `method path` (the last one repeats), replacing earlier ones."""
         self.routes[(method, path)] = list(replies)
 
+    def on_prefix(self, method: str, prefix: str, *replies: Responder) -> None:
+        """Serve `replies` to `method` on every path starting with `prefix` that has no exact route
+        (the longest matching prefix wins)."""
+        self.prefixes[(method, prefix)] = list(replies)
+
     def first(self, method: str, path: str, *replies: Responder) -> None:
         """Serve `replies` before what the route already serves (a fault, then the normal answer)."""
         self.routes[(method, path)][:0] = replies
@@ -99,11 +109,15 @@ class FakeVendor:
     def _answer(self, request: Request) -> Reply:
         with self._lock:
             self.requests.append(request)
-            queue = self.routes.get((request.method, request.path))
+            queue = self.routes.get((request.method, request.path)) or self._under_prefix(request)
             if not queue:
                 return Reply(404, {"error": f"no route {request.method} {request.path}"})
             responder = queue.pop(0) if len(queue) > 1 else queue[0]
         return responder(request) if callable(responder) else responder
+
+    def _under_prefix(self, request: Request) -> list[Responder] | None:
+        matching = [p for m, p in self.prefixes if m == request.method and request.path.startswith(p)]
+        return self.prefixes[(request.method, max(matching, key=len))] if matching else None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
