@@ -11,6 +11,9 @@ from rich.console import Console
 
 from oeb import storage
 
+OUT_WIDTH = 240
+"""Wide enough for every column of the leaderboard beside long system names."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -45,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
     runs = load_runs(args.runs)
     board = leaderboard(runs)
     if args.format == "text":
-        # On a terminal the tables print directly; for --out they are recorded as plain text.
-        console = Console(width=160) if args.out is None else Console(file=io.StringIO(), record=True, width=160)
+        # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
+        if args.out is None:
+            console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+        else:
+            console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
         for table in rich_tables(board):
             console.print(table)
         if args.out is None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from importlib import resources
 from typing import Any
-from urllib.parse import quote
 
 from oeb import storage
 from oeb.report.runs import Run, details, schema_sent
@@ -26,17 +25,27 @@ def _script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def pdf_link(dataset: str | None, commit: str | None, doc_id: str) -> str | None:
-    """Where the document's PDF is, assuming the published layout `pdfs/<doc_id>.pdf`."""
-    if not dataset:
+def pdf_link(dataset: str | None, commit: str | None, doc_path: str | None) -> str | None:
+    """Where a document is: its manifest path (documents.json) under the dataset the run names. A local
+    dataset gives a `file://` URL (it holds wherever the report is moved on this machine), the Hub its
+    `resolve` URL at the pinned commit, object storage its URL (shown as text: browsers cannot open it).
+    None when grading recorded no path."""
+    if not dataset or not isinstance(doc_path, str):
         return None
-    path = f"pdfs/{quote(doc_id)}.pdf"
     if dataset.startswith("hf://datasets/"):
+        from huggingface_hub import hf_hub_url  # only a Hub dataset needs it
+
         repo = dataset.removeprefix("hf://datasets/")
-        return f"https://huggingface.co/datasets/{repo}/resolve/{commit or 'main'}/{path}"
+        return hf_hub_url(repo, doc_path, repo_type="dataset", revision=commit or "main")
     if storage.is_local(dataset):
-        return storage.local_path(dataset).as_uri() + "/" + path
-    return storage.join(dataset, path)
+        return (storage.local_path(dataset).absolute() / doc_path).as_uri()
+    return storage.join(dataset, doc_path)
+
+
+def _doc_path(runs: list[Run], doc_id: str) -> str | None:
+    """The document's path in the dataset, from the first run whose grading recorded it."""
+    entries = (run.documents.get(doc_id) for run in runs)
+    return next((entry["doc_path"] for entry in entries if isinstance(entry, dict) and "doc_path" in entry), None)
 
 
 def _document(runs: list[Run], doc_id: str, limit: int) -> dict[str, Any]:
@@ -81,7 +90,7 @@ def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIM
             {
                 "id": doc_id,
                 "suite": (first.get("row") or {}).get("suite") or "other",
-                "pdf": pdf_link(board["dataset"], board["dataset_commit"], doc_id),
+                "pdf": pdf_link(board["dataset"], board["dataset_commit"], _doc_path(runs, doc_id)),
                 "acc": [
                     by_id[doc_id].get("accuracy") if by_id[doc_id]["status"] == "scored" else None for by_id in lines
                 ],

@@ -8,7 +8,10 @@ Definitions (the same per-document means as summary.json, HARNESS.md §3.8):
   accuracy and the five shares sum to 1 (100 %) whenever a document's total is matched plus its five
   error counts, which the scorer guarantees for every document with at least one address;
 - `coverage`: scored / (scored + failed); `headline` = accuracy × coverage (failed documents count 0);
-- `usd_per_doc`: the mean recorded dollars over the documents whose record reports a cost;
+- `cost`: per unit a record can report (`usd`, and the vendor's own `credits`, never converted nor
+  added to dollars), over the documents whose record reports that unit: their number, the `total`,
+  `per_doc` (the mean) and `per_1k_pages` = 1000 × their cost / their pages, over those of them whose
+  PDF page count documents.json knows (`paged_documents`, `pages`); None for a unit nobody reported;
 - `ci95`: a percentile bootstrap of accuracy: 2,000 resamples of the scored documents with
   replacement, numpy's default generator seeded with `SEED`, the 2.5th and 97.5th percentiles.
 """
@@ -21,11 +24,17 @@ from typing import Any
 import numpy as np
 
 from oeb.report.runs import Run
+from oeb.run.documents import UNITS
 from oeb.scoring import RESULTS
 
 KINDS = RESULTS[1:]
 SEED = 0
 RESAMPLES = 2000
+COST_IS = (
+    "as the vendor reports it, in dollars or its own credits (never converted, never added), over the "
+    "documents that report it; per 1k pages = 1000 × cost / PDF pages, over those whose page count "
+    "grading recorded (field_matching/documents.json)."
+)
 
 
 def _share(line: dict[str, Any], kind: str) -> float:
@@ -43,13 +52,44 @@ def bootstrap_ci(values: Sequence[float], seed: int = SEED) -> tuple[float, floa
     return float(low), float(high)
 
 
-def metrics(lines: Sequence[dict[str, Any]], usd: dict[str, float]) -> dict[str, Any]:
-    """The row of one run (or one suite of it) from its scores.jsonl lines."""
+def _pages(entry: Any) -> int | None:
+    """A documents.json entry's page count, when it has a usable one."""
+    pages = entry.get("pages") if isinstance(entry, dict) else None
+    return pages if isinstance(pages, int) and not isinstance(pages, bool) and pages > 0 else None
+
+
+def cost(
+    lines: Sequence[dict[str, Any]], costs: dict[str, dict[str, float]], documents: dict[str, Any]
+) -> dict[str, dict[str, Any] | None]:
+    """Per unit, the cost of the documents whose record reports it, per document and per 1,000 pages."""
+    result: dict[str, dict[str, Any] | None] = {}
+    for unit in UNITS:
+        values = {line["id"]: costs[unit][line["id"]] for line in lines if line["id"] in costs[unit]}
+        pages = {doc_id: n for doc_id in values if (n := _pages(documents.get(doc_id))) is not None}
+        total_pages = sum(pages.values())
+        result[unit] = (
+            {
+                "documents": len(values),
+                "total": sum(values.values()),
+                "per_doc": sum(values.values()) / len(values),
+                "paged_documents": len(pages),
+                "pages": total_pages,
+                "per_1k_pages": 1000 * sum(values[d] for d in pages) / total_pages if total_pages else None,
+            }
+            if values
+            else None
+        )
+    return result
+
+
+def metrics(
+    lines: Sequence[dict[str, Any]], costs: dict[str, dict[str, float]], documents: dict[str, Any]
+) -> dict[str, Any]:
+    """The row of one run (or one suite of it) from its scores.jsonl lines, costs and documents.json."""
     scored = [line for line in lines if line["status"] == "scored"]
     accuracies = [line["accuracy"] for line in scored]
     accuracy = sum(accuracies) / len(scored) if scored else None
     coverage = len(scored) / len(lines) if lines else 0.0
-    costs = [usd[line["id"]] for line in lines if line["id"] in usd]
     return {
         "headline": sum(accuracies) / len(lines) if lines else 0.0,
         "accuracy": accuracy,
@@ -58,7 +98,7 @@ def metrics(lines: Sequence[dict[str, Any]], usd: dict[str, float]) -> dict[str,
         "documents": len(lines),
         "scored": len(scored),
         "failed": len(lines) - len(scored),
-        "usd_per_doc": sum(costs) / len(costs) if costs else None,
+        "cost": cost(lines, costs, documents),
         "ci95": bootstrap_ci(accuracies),
     }
 
@@ -77,9 +117,10 @@ def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
                 "system": run.label,
                 "run": run.name,
                 "url": run.url,
-                **metrics(run.lines, run.usd),
+                **metrics(run.lines, run.costs, run.documents),
                 "per_suite": {
-                    suite: metrics([line for line in run.lines if _suite(line) == suite], run.usd) for suite in suites
+                    suite: metrics([line for line in run.lines if _suite(line) == suite], run.costs, run.documents)
+                    for suite in suites
                 },
             }
         )
@@ -92,5 +133,6 @@ def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
         "documents": len(runs[0].lines),
         "suites": suites,
         "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "interval": "percentile 2.5-97.5 of accuracy"},
+        "cost_is": COST_IS,
         "rows": rows,
     }

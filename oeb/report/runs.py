@@ -1,4 +1,5 @@
-"""Graded run folders as a report sees them: settings, scores.jsonl lines, recorded costs, details.
+"""Graded run folders as a report sees them: settings, scores.jsonl lines, recorded costs, the
+documents' paths and page counts (documents.json), details.
 
 Reads only the run folder (local or `s3://`, through `oeb.storage`), so a report can be made on any
 machine that can read the folders, without the dataset.
@@ -10,8 +11,10 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from oeb import storage
+from oeb import _json, storage
 from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
+from oeb.run import documents
+from oeb.scoring.score import RESULTS
 
 _SAME = ("dataset", "manifest", "dataset_commit")
 """What runs must share (with their document set) to be put in one table."""
@@ -19,12 +22,14 @@ _SAME = ("dataset", "manifest", "dataset_commit")
 
 @dataclass(frozen=True)
 class Run:
-    """One graded run folder: its settings, its scores.jsonl lines and the recorded cost per document."""
+    """One graded run folder: its settings, its scores.jsonl lines, the recorded cost per unit and
+    document (`costs["usd"][doc_id]`, also `"credits"`) and documents.json ({} when grading wrote none)."""
 
     url: str
     settings: dict[str, Any]
     lines: list[dict[str, Any]]
-    usd: dict[str, float]
+    costs: dict[str, dict[str, float]]
+    documents: dict[str, Any]
     label: str = ""
 
     @property
@@ -43,26 +48,56 @@ def _read(url: str, what: str) -> Any:
         raise ReportError(f"{url}: no {what}; give a run folder that `oeb run` or `oeb grade` graded") from None
 
 
-def _costs(url: str, doc_ids: list[str]) -> dict[str, float]:
-    """The dollars each document's record reports (documents whose vendor reports none are left out)."""
+def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
+    """Per unit, what each document's record reports in it (documents reporting nothing are left out)."""
     listing = storage.list_files(storage.join(url, "records"))
     paths = [f"{doc_id}.json" for doc_id in doc_ids if f"{doc_id}.json" in listing]
-    costs = {}
+    costs: dict[str, dict[str, float]] = {unit: {} for unit in documents.UNITS}
     for path, data in storage.read_many(storage.join(url, "records"), paths).items():
         if isinstance(data, Exception):
             raise data
-        usd = (json.loads(data).get("cost") or {}).get("usd")
-        if usd is not None:
-            costs[path.removesuffix(".json")] = float(usd)
+        try:
+            record = _json.loads(data)
+        except ValueError:
+            record = None
+        cost = record.get("cost") if isinstance(record, dict) else None  # unreadable: no cost reported
+        for unit in documents.UNITS:
+            amount = cost.get(unit) if isinstance(cost, dict) else None
+            if amount is not None and _number(amount):
+                costs[unit][path.removesuffix(".json")] = float(amount)
     return costs
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _line_problem(line: Any) -> str | None:
+    """Why a scores.jsonl line is not one `oeb grade` writes (a hand-edited or foreign file), or None."""
+    if not isinstance(line, dict) or not isinstance(line.get("id"), str):
+        return "is not an object with an id"
+    if line.get("status") not in ("scored", "failed") or not isinstance(line.get("row"), dict | None):
+        return f"of {line['id']} has no status scored or failed, or a row that is not an object"
+    if line["status"] == "scored" and not all(_number(line.get(key)) for key in ("accuracy", "total", *RESULTS)):
+        return f"of {line['id']} is scored but lacks its accuracy, total or verdict counts"
+    return None
 
 
 def load_run(url: str) -> Run:
     """A graded run folder; a one-line `ReportError` when it is not one."""
     url = url.rstrip("/")
     settings = _read(storage.join(url, "settings.json"), "settings.json")
+    if not isinstance(settings, dict):
+        raise ReportError(f"{storage.join(url, 'settings.json')} is not a JSON object; restore it")
     lines = _read(storage.join(url, "field_matching", "scores.jsonl"), "field_matching/scores.jsonl")
-    return Run(url, settings, lines, _costs(url, [line["id"] for line in lines]))
+    for number, line in enumerate(lines, start=1):
+        problem = _line_problem(line)
+        if problem is not None:
+            raise ReportError(
+                f"{storage.join(url, 'field_matching', 'scores.jsonl')} line {number} {problem}; "
+                f"grade the run again (oeb grade {url})"
+            )
+    return Run(url, settings, lines, _costs(url, [line["id"] for line in lines]), documents.read(url))
 
 
 def _setting(run: Run) -> str:

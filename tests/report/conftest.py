@@ -1,14 +1,23 @@
-"""Small graded run folders written directly from `oeb.score` outputs (no Ray, no system calls)."""
+"""Small graded run folders written directly from `oeb.score` outputs (no Ray, no system calls), over
+a small dataset of real PDFs whose paths do not follow `pdfs/<id>.pdf`."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pypdf
 import pytest
 
 import oeb
 from oeb import storage
+from oeb.dataset import open_dataset
+from oeb.run import documents
 from oeb.run.results import jsonl, summarize, verdict_json
 
 SCHEMA = {
@@ -26,6 +35,12 @@ GOLD = {
     "research__[x24] tables": {"vendor": "Lab", "total": 1, "note": None, "lines": []},
 }
 SUITES = {"inv_1": "invoices", "inv_2": "invoices", "research__[x24] tables": "research"}
+DOC_PATHS = {
+    "inv_1": "scans/Invoice #1.pdf",
+    "inv_2": "pdfs/inv_2.pdf",
+    "research__[x24] tables": "papers/x24 [v2].pdf",
+}
+PAGES = {"inv_1": 3, "inv_2": 1, "research__[x24] tables": 2}
 
 PREDICTIONS: dict[str, dict[str, Any]] = {
     # every answer right
@@ -39,19 +54,55 @@ PREDICTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def write_run(folder: str, name: str, answers: dict[str, Any], dataset: str = "/data/oebdata") -> str:
-    """A run folder as `oeb run` leaves it: settings, records with costs, scores, summary, details."""
+def pdf(pages: int) -> bytes:
+    writer = pypdf.PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(612, 792)
+    data = io.BytesIO()
+    writer.write(data)
+    return data.getvalue()
+
+
+def write_dataset(folder: Path) -> str:
+    """A dataset of the three documents, each a PDF of PAGES[doc_id] pages at DOC_PATHS[doc_id]."""
+    for doc_id, gold in GOLD.items():
+        (folder / DOC_PATHS[doc_id]).parent.mkdir(parents=True, exist_ok=True)
+        (folder / DOC_PATHS[doc_id]).write_bytes(pdf(PAGES[doc_id]))
+        (folder / "gold").mkdir(exist_ok=True)
+        (folder / "gold" / f"{doc_id}.json").write_text(json.dumps(gold))
+    columns = {
+        "doc_id": list(GOLD),
+        "doc_path": [DOC_PATHS[doc_id] for doc_id in GOLD],
+        "gt_path": [f"gold/{doc_id}.json" for doc_id in GOLD],
+        "schema": [json.dumps(SCHEMA)] * len(GOLD),
+        "suite": [SUITES[doc_id] for doc_id in GOLD],
+    }
+    pq.write_table(pa.table(columns), folder / "manifest.parquet")
+    return str(folder)
+
+
+def write_run(
+    folder: str, name: str, answers: dict[str, Any], dataset: str, costs: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """A run folder as `oeb run` leaves it: settings, records with costs (`costs[doc_id]`, by default
+    $0.01 per answered document), predictions, scores, summary, details and documents.json (written by
+    the grade stage's own function)."""
     url = storage.join(folder, name)
+    opened = open_dataset(dataset)
     storage.write_json(
         storage.join(url, "settings.json"),
-        {"run": name, "system": "mock", "options": {"name": name}, "dataset": dataset, "manifest": "manifest.parquet"},
+        {"run": name, "system": "mock", "options": {"name": name}, **opened.settings()},
     )
-    lines = []
+    lines, records = [], {}
     for doc_id, gold in GOLD.items():
         prediction = answers.get(doc_id)
         row = {"suite": SUITES[doc_id]}
-        record = {"output": prediction, "sent": SCHEMA, "cost": {"usd": 0.01 if prediction else None}}
-        storage.write_json(storage.join(url, "records", f"{doc_id}.json"), record)
+        cost = (costs or {}).get(doc_id, {"usd": 0.01 if prediction else None})
+        error = None if prediction else {"type": "SystemFailed", "message": "400"}
+        records[doc_id] = {"output": prediction, "sent": SCHEMA, "error": error, "cost": cost}
+        if prediction:
+            storage.write_json(storage.join(url, "predictions", f"{doc_id}.json"), prediction)
+        storage.write_json(storage.join(url, "records", f"{doc_id}.json"), records[doc_id])
         if prediction is None:
             lines.append({"id": doc_id, "status": "failed", "row": row, "error": "SystemFailed: 400"})
             continue
@@ -61,14 +112,28 @@ def write_run(folder: str, name: str, answers: dict[str, Any], dataset: str = "/
         lines.append({"id": doc_id, "status": "scored", "row": row, **result})
     storage.write_bytes(storage.join(url, "field_matching", "scores.jsonl"), jsonl(lines))
     storage.write_json(storage.join(url, "field_matching", "summary.json"), summarize(lines, name))
+    documents.write(url, opened, opened.rows, records)
     return url
 
 
 @pytest.fixture
-def make_run(tmp_path) -> Callable[..., str]:
-    """Writes a run folder under tmp_path; `make_run("sloppy")` answers with PREDICTIONS["sloppy"]."""
+def make_dataset(tmp_path) -> Callable[[str], str]:
+    """Writes the dataset into tmp_path/<name>."""
+    return lambda name: write_dataset(tmp_path / name)
+
+
+@pytest.fixture
+def dataset(make_dataset) -> str:
+    return make_dataset("oebdata")
+
+
+@pytest.fixture
+def make_run(tmp_path, dataset) -> Callable[..., str]:
+    """Writes a run folder under tmp_path over `dataset`; `make_run("sloppy")` answers with
+    PREDICTIONS["sloppy"]."""
 
     def make(name: str, answers: dict[str, Any] | None = None, **kwargs: Any) -> str:
+        kwargs.setdefault("dataset", dataset)
         return write_run(str(tmp_path), name, PREDICTIONS[name] if answers is None else answers, **kwargs)
 
     return make

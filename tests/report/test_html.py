@@ -52,11 +52,12 @@ def _verdict_cells(dom: str) -> list[str]:
 
 
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
-def test_the_report_renders_in_chromium(report, tmp_path) -> None:
+def test_the_report_renders_in_chromium(report, dataset, tmp_path) -> None:
     out, urls = report
     dom = _chromium(tmp_path, out.as_uri(), "--dump-dom")
     board = dom[dom.index('id="board"') : dom.index("</table>", dom.index('id="board"'))]
     assert board.count("<tr>") == 1 + 2  # header and one row per system
+    assert "cost/1k pages" in board and board.count(">$5.00<") == 2  # $0.01 a document, 6 and 4 pages
     assert board.index('mock (name="perfect")') < board.index('mock (name="sloppy")')
     assert dom.count('class="sortable suite"') == 2
     assert 'id="docview" class="open"' not in dom
@@ -68,7 +69,10 @@ def test_the_report_renders_in_chromium(report, tmp_path) -> None:
     assert 'id="docview" class="open"' in everything
     assert sorted(_verdict_cells(everything)) == sorted(kinds)
     assert '"type": "object"' in everything  # the schema beside the verdicts
-    assert 'id="docpdf" target="_blank" rel="noopener" href="file:///data/oebdata/pdfs/inv_1.pdf"' in everything
+    # the link is the manifest's path under the dataset, not pdfs/<id>.pdf
+    pdf = Path(dataset, "scans", "Invoice #1.pdf")
+    assert f'id="docpdf" target="_blank" rel="noopener" href="{pdf.as_uri()}"' in everything
+    assert pdf.as_uri().endswith("/scans/Invoice%20%231.pdf")
 
     misread = _chromium(tmp_path, sloppy + "&verdict=misread", "--dump-dom")
     assert _verdict_cells(misread) == ["misread"] * kinds.count("misread") != []

@@ -31,7 +31,7 @@ def test_rows_are_recomputed_from_scores_and_agree_with_the_summary(make_run) ->
         assert 100 * (row["accuracy"] + sum(row[k] for k in KINDS)) == pytest.approx(100)
         assert row["coverage"] == pytest.approx(summary["coverage"])
         assert row["headline"] == pytest.approx(summary["headline"])
-        assert row["usd_per_doc"] == pytest.approx(0.01)
+        assert row["cost"]["usd"]["per_doc"] == pytest.approx(0.01)
         assert (row["scored"], row["documents"]) == (len(scored), len(lines))
         low, high = row["ci95"]
         assert low <= row["accuracy"] <= high
@@ -52,9 +52,9 @@ def test_bootstrap_is_seeded_and_narrows_to_a_constant() -> None:
     assert bootstrap_ci([]) is None
 
 
-def test_runs_on_other_datasets_or_documents_are_refused(make_run) -> None:
+def test_runs_on_other_datasets_or_documents_are_refused(make_run, make_dataset) -> None:
     perfect = make_run("perfect")
-    other = make_run("sloppy", dataset="/data/elsewhere")
+    other = make_run("sloppy", dataset=make_dataset("elsewhere"))
     with pytest.raises(ReportMismatch, match=r"perfect and sloppy differ in dataset"):
         load_runs([perfect, other])
     fewer = make_run("fewer", {"inv_1": {"vendor": "Acme"}})
@@ -112,9 +112,10 @@ def test_compare_puts_the_largest_change_first_with_the_moved_verdicts(make_run,
     assert "research__[x24] tables" in out and "failed" in out
 
 
-def test_pdf_links_follow_the_published_layout() -> None:
-    assert pdf_link("hf://datasets/org/bench", "abc", "research__[x] y") == (
-        "https://huggingface.co/datasets/org/bench/resolve/abc/pdfs/research__%5Bx%5D%20y.pdf"
+def test_pdf_links_follow_the_manifest_path_under_the_dataset() -> None:
+    assert pdf_link("hf://datasets/org/bench", "abc", "docs/research__[x] y#2.pdf") == (
+        "https://huggingface.co/datasets/org/bench/resolve/abc/docs/research__%5Bx%5D%20y%232.pdf"
     )
-    assert pdf_link("s3://bucket/data", None, "a") == "s3://bucket/data/pdfs/a.pdf"
-    assert pdf_link("/data/oebdata", None, "a") == "file:///data/oebdata/pdfs/a.pdf"
+    assert pdf_link("s3://bucket/data", None, "scans/a b.pdf") == "s3://bucket/data/scans/a b.pdf"
+    assert pdf_link("/data/oebdata", None, "scans/a #1.pdf") == "file:///data/oebdata/scans/a%20%231.pdf"
+    assert pdf_link("/data/oebdata", None, None) is None  # graded before documents.json: no guessed link
