@@ -8,10 +8,15 @@ export RAY_ENABLE_UV_RUN_RUNTIME_ENV := 0
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
 # `make bench` runs the offline mock config; `make bench SYSTEM=reducto` runs configs/reducto.yaml.
+# With RAY_ADDRESS=http://HEAD:8265 (a Ray dashboard) set, `bench`, `bench-all` and `regrade` submit
+# to that cluster's Jobs API instead (scripts/submit.py) and need OUT on shared storage (s3://...).
 SYSTEM ?= mock
 BENCH_CONFIG = $(if $(filter mock,$(SYSTEM)),oeb/examples/mock.yaml,configs/$(SYSTEM).yaml)
+OUT ?= runs
+# SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
+SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast lint bench bench-all bench-scorer bench-run bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast lint bench bench-all regrade bench-scorer bench-run bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -31,19 +36,40 @@ lint: setup
 	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
 
 bench: setup
-	$(UV) run oeb run --config $(BENCH_CONFIG) --out runs -y
+ifdef RAY_ADDRESS
+	$(SUBMIT) --config $(BENCH_CONFIG) --out $(OUT)
+else
+	$(UV) run oeb run --config $(BENCH_CONFIG) --out $(OUT) -y
+endif
 
-# The ten published settings one after another (each needs its vendor's key; a plan that refuses,
-# e.g. for a missing key, is reported and skipped), then the leaderboard of the runs that finished.
+# The ten published settings (each needs its vendor's key; a plan that refuses, e.g. for a missing
+# key, is reported and skipped), then the leaderboard of the runs that finished: one after another
+# here, or as ten jobs side by side on the cluster at RAY_ADDRESS, each with its own rate limiter.
 BENCH_STAMP := $(shell date +%Y%m%d-%H%M%S)
-BENCH_ALL_OUT ?= runs/bench-all-$(BENCH_STAMP)
+BENCH_ALL_OUT ?= $(OUT)/bench-all-$(BENCH_STAMP)
 BENCH_CONFIGS ?= $(wildcard configs/*.yaml)
 bench-all: setup
+ifdef RAY_ADDRESS
+	$(SUBMIT) $(foreach config,$(BENCH_CONFIGS),--config $(config)) --out $(BENCH_ALL_OUT)
+else
 	@for config in $(BENCH_CONFIGS); do \
 		$(UV) run oeb run --config $$config --out $(BENCH_ALL_OUT) -y > /dev/null || echo "bench-all: $$config did not run"; \
 	done
 	@if ls -d $(BENCH_ALL_OUT)/*/ > /dev/null 2>&1; then $(UV) run oeb report $(BENCH_ALL_OUT)/*/; \
 	else echo "bench-all: no run finished (export the vendors' API keys)"; exit 1; fi
+endif
+
+# `make regrade RUNS=s3://bucket/runs/ [OUT=s3://bucket/regraded]`: every run folder under RUNS graded
+# again together (only documents whose prediction, gold, schema or scorer changed are scored), results
+# beside each run or under OUT (only when given), then the leaderboard; on the cluster at RAY_ADDRESS.
+REGRADE_OUT = $(if $(filter-out file,$(origin OUT)),--out $(OUT))
+regrade: setup
+	@test -n "$(RUNS)" || { echo "regrade: give RUNS=s3://bucket/runs/ (a run folder or a prefix of runs)"; exit 2; }
+ifdef RAY_ADDRESS
+	$(SUBMIT) --grade $(RUNS) $(REGRADE_OUT)
+else
+	$(UV) run oeb grade $(RUNS) $(REGRADE_OUT)
+endif
 
 bench-scorer: setup
 	$(UV) run python scripts/bench_scorer.py
@@ -55,7 +81,6 @@ bench-run: setup
 # head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no
 # `uv sync`. In the image OEB=oeb; elsewhere `uv run oeb`.
 OEB ?= $(UV) run oeb
-OUT ?= runs
 bench-cluster:
 	$(OEB) run --config $(BENCH_CONFIG) --set ray.address=auto --out $(OUT) -y
 

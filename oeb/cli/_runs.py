@@ -90,11 +90,26 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     folder of predictions that no `oeb run` made, which has no settings to name its system by)."""
     print_json(report)
     sys.stdout.flush()
-    console = Console(stderr=True)
-    width = max(console.width, 120)
     try:
         tables = rich_tables(leaderboard(load_runs([folder])))
     except OebError:
         tables = [summary_table(report)]
+    _print_tables(tables)
+
+
+def print_leaderboard(folders: list[str]) -> None:
+    """The leaderboard of several graded runs on stderr, or one line saying why they cannot share one
+    (other datasets or document sets)."""
+    try:
+        tables = rich_tables(leaderboard(load_runs(folders, distinct=False)))
+    except OebError as error:
+        print(f"no leaderboard: {error}", file=sys.stderr)
+        return
+    _print_tables(tables)
+
+
+def _print_tables(tables: list[Table]) -> None:
+    console = Console(stderr=True)
+    width = max(console.width, 120)
     for table in tables:
         console.print(table, width=width)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from oeb.cli._runs import add_common, log_to_stderr, print_report
+from oeb.cli._output import print_json
+from oeb.cli._runs import add_common, log_to_stderr, print_leaderboard, print_report
+from oeb.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "folder without settings.json is graded over the whole manifest."
         ),
     )
-    parser.add_argument("folder", help="the folder holding predictions/<id>.json (local or s3://)")
+    parser.add_argument(
+        "folder", help="the folder holding predictions/<id>.json, or a prefix of run folders (local or s3://)"
+    )
     parser.add_argument(
         "--partial", action="store_true", help="count documents never predicted as failed instead of refusing"
     )
@@ -26,14 +31,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--address", metavar="ADDRESS", help="grade on the Ray cluster at this address (default: a local Ray)"
     )
+    parser.add_argument(
+        "--force-unlock",
+        action="store_true",
+        help="take the lock of an s3:// run folder whose holder is gone but not yet stale (60 s without heartbeat)",
+    )
+    parser.add_argument(
+        "--out", metavar="URL", help="write each run's results under this folder instead of beside the run"
+    )
     add_common(parser, confirm=False)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from oeb.run import engine
+    from oeb.run.regrade import is_prefix_of_runs
 
     log_to_stderr()
+    if args.out is not None or is_prefix_of_runs(args.folder):
+        return _regrade(args)
     graded = engine.grade_folder(
         args.folder,
         dataset=args.dataset,
@@ -41,6 +57,29 @@ def run(args: argparse.Namespace) -> int:
         partial=args.partial,
         details=not args.no_details,
         address=args.address,
+        force_unlock=args.force_unlock,
     )
     print_report(graded.report, args.folder)
     return 0
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    """Every run under a prefix (or one run to --out), graded together: the reports as one JSON object
+    on stdout, the leaderboard of the graded runs on stderr; exit 1 when a run was skipped."""
+    from oeb.run.regrade import regrade
+
+    if args.dataset or args.manifest:
+        raise UsageError("--dataset and --manifest are for one folder; each run under a prefix uses its own")
+    regraded = regrade(
+        args.folder,
+        out=args.out,
+        partial=args.partial,
+        details=not args.no_details,
+        address=args.address,
+        force_unlock=args.force_unlock,
+    )
+    print_json({"runs": [graded.report for graded in regraded.runs.values()], "skipped": regraded.skipped})
+    sys.stdout.flush()
+    if regraded.runs:
+        print_leaderboard(list(regraded.runs))
+    return 1 if regraded.skipped else 0

@@ -21,6 +21,7 @@ from oeb.run.cluster import ray_session, worker_env
 from oeb.run.config import Config, Rows, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
 from oeb.run.grade import Graded, grade
+from oeb.run.lock import ensure_free
 from oeb.run.selection import describe, select
 from oeb.systems import TRANSIENT_STATUSES, reread
 
@@ -42,6 +43,7 @@ class Plan:
     to_ask: tuple[Row, ...]
     unread: dict[str, dict[str, Any]]
     resumed: bool
+    retry_failed: bool = False
 
     def lines(self) -> list[str]:
         """The two plan lines shown before asking (§3.2), with the Ray setup."""
@@ -124,13 +126,18 @@ def _retryable(record: dict[str, Any]) -> bool:
     return error.get("type") in RETRYABLE or error.get("status") in TRANSIENT_STATUSES
 
 
-def plan_resume(url: str, sets: Sequence[str] = (), retry_failed: bool = False) -> Plan:
+def _to_ask(rows: Sequence[Row], records: dict[str, dict[str, Any]], retry_failed: bool) -> tuple[Row, ...]:
+    return tuple(row for row in rows if row.doc_id not in records or (retry_failed and _retryable(records[row.doc_id])))
+
+
+def plan_resume(url: str, sets: Sequence[str] = (), retry_failed: bool = False, force_unlock: bool = False) -> Plan:
     """Continue the run in `url`: the same question, asking only what has no record (and, with
-    `retry_failed`, failures that asking again may fix)."""
+    `retry_failed`, failures that asking again may fix). Refused while another process writes it."""
     folder = RunFolder(url)
     config_url = folder.path("config.yaml")
     if not storage.exists(config_url):
         raise RunFolderError(f"{folder.url} has no config.yaml; give a run folder that oeb run made")
+    ensure_free(folder.url, force=force_unlock)
     stored = folder.settings()
     if stored is None:
         parent = folder.url.rsplit("/", 1)[0]
@@ -145,10 +152,8 @@ def plan_resume(url: str, sets: Sequence[str] = (), retry_failed: bool = False) 
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
     records = folder.records([row.doc_id for row in rows], folder.listing())
     unread = {doc_id: record for doc_id, record in records.items() if record.get("unread")}
-    to_ask = tuple(
-        row for row in rows if row.doc_id not in records or (retry_failed and _retryable(records[row.doc_id]))
-    )
-    return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, resumed=True)
+    to_ask = _to_ask(rows, records, retry_failed)
+    return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed)
 
 
 def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -169,23 +174,37 @@ def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str
         )
 
 
-def execute(plan: Plan, *, details: bool = True) -> RunResult:
-    """Write the run folder, predict what the plan lists, then grade the whole selection."""
+def execute(plan: Plan, *, details: bool = True, force_unlock: bool = False) -> RunResult:
+    """Write the run folder, predict what the plan lists, then grade the whole selection, holding
+    the folder's lock throughout (`force_unlock` takes an s3:// lock whose holder seems alive)."""
     from oeb.run.predict import predict_rows  # Ray actors: imported only when a run goes ahead
 
     config, folder = plan.config, plan.folder
-    with ray_session(config.ray.address, worker_env(config.adapter.keys, config.adapter.stand_ins)):
+    command = "oeb resume" if plan.resumed else "oeb run"
+    with (
+        folder.locked(command, force=force_unlock),
+        ray_session(config.ray.address, worker_env()),
+    ):
+        to_ask = _unanswered(plan) if plan.resumed else plan.to_ask
         folder.write_config(_tree(config, plan.dataset))
         folder.write_settings(plan.settings)
         for doc_id, record in plan.unread.items():
             folder.save(doc_id, reread(config.adapter, record))
-        done = len(plan.rows) - len(plan.to_ask)
+        done = len(plan.rows) - len(to_ask)
         if plan.resumed and done:
-            rest = f"{len(plan.to_ask)} to predict" if plan.to_ask else "nothing to predict"
+            rest = f"{len(to_ask)} to predict" if to_ask else "nothing to predict"
             log.info("%s: %d of %d rows were done in an earlier run; %s", folder.name, done, len(plan.rows), rest)
-        predicted = predict_rows(config, plan.dataset, plan.to_ask, folder)
+        predicted = predict_rows(config, plan.dataset, to_ask, folder)
         graded = grade(folder, plan.dataset, plan.rows, details=details)
     return RunResult(graded.report, predicted, graded.nodes)
+
+
+def _unanswered(plan: Plan) -> tuple[Row, ...]:
+    """The plan's documents to ask, read again under the lock: a process that wrote the folder
+    between the plan and the lock saved answers that must not be paid for twice."""
+    folder = plan.folder
+    records = folder.records([row.doc_id for row in plan.to_ask], folder.listing())
+    return _to_ask(plan.to_ask, records, plan.retry_failed)
 
 
 def grade_folder(
@@ -196,8 +215,20 @@ def grade_folder(
     partial: bool = False,
     details: bool = True,
     address: str | None = None,
+    force_unlock: bool = False,
 ) -> Graded:
-    """Grade a run folder, or a brought folder of predictions, against its dataset (§3.9)."""
+    """Grade a run folder, or a brought folder of predictions, against its dataset (§3.9), holding
+    the folder's lock."""
+    folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
+    with folder.locked("oeb grade", force=force_unlock), ray_session(address, worker_env()):
+        return grade(folder, opened, rows, partial=partial, details=details, brought=brought)
+
+
+def open_folder(
+    url: str, *, dataset: str | None = None, manifest: str | None = None
+) -> tuple[RunFolder, Dataset, tuple[Row, ...], bool]:
+    """A folder to grade, checked: the folder, its dataset, the rows it answers, whether it was brought
+    (no settings.json)."""
     folder = RunFolder(url)
     if not storage.is_dir(folder.url):
         raise RunFolderError(f"no folder at {url}; give the folder holding predictions/<id>.json")
@@ -216,8 +247,7 @@ def grade_folder(
         _same_dataset(folder, settings, opened)
     chosen = settings.get("rows") or {}
     rows, _ = select(opened.rows, Rows(chosen.get("sample", 0), chosen.get("limit", 0), _ids(chosen.get("only"))))
-    with ray_session(address, worker_env((), {})):
-        return grade(folder, opened, rows, partial=partial, details=details, brought=brought)
+    return folder, opened, rows, brought
 
 
 def _ids(only: list[str] | None) -> tuple[str, ...] | None:

@@ -23,6 +23,7 @@ import ray
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, StorageError, UnfinishedRun
+from oeb.run import documents
 from oeb.run.folder import RunFolder
 from oeb.run.grading import Item, grade_batch
 from oeb.run.results import (
@@ -66,9 +67,11 @@ def batches(items: Sequence[Item], cpus: int) -> list[list[Item]]:
 
 
 def _memory_cap() -> int:
-    """Half the memory of the largest node, so a huge document never asks for more than exists."""
+    """Just over half the memory of the largest node: a huge document never asks for more than
+    exists, and two of them never share a node."""
     nodes = [node["Resources"].get("memory", 0) for node in ray.nodes() if node.get("Alive")]
-    return int(max(nodes, default=0) // 2) or TASK_MEMORY_BASE
+    largest = int(max(nodes, default=0))
+    return largest // 2 + 1 if largest else TASK_MEMORY_BASE
 
 
 def _gold_sizes(dataset: Dataset) -> dict[str, int]:
@@ -79,7 +82,7 @@ def _gold_sizes(dataset: Dataset) -> dict[str, int]:
         return {}
 
 
-@ray.remote
+@ray.remote(max_retries=3)  # a worker that dies (killed, out of memory) has its task run again: same scores
 def _grade_task(dataset: Dataset, folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
     """One batch, and the node that scored it."""
     return grade_batch(dataset, folder, items, details), ray.get_runtime_context().get_node_id()
@@ -88,11 +91,12 @@ def _grade_task(dataset: Dataset, folder: str, items: list[Item], details: bool)
 @dataclass(frozen=True)
 class Graded:
     """What grading gives back: `report` is what `oeb grade` prints; `nodes` ran the scoring tasks;
-    `seconds` is each graded document's CPU time."""
+    `seconds` is each graded document's CPU time, `elapsed` its wall time."""
 
     report: dict[str, Any]
     nodes: frozenset[str]
     seconds: dict[str, float]
+    elapsed: dict[str, float]
 
 
 class _Outputs:
@@ -103,6 +107,7 @@ class _Outputs:
         self.lines: dict[str, dict[str, Any]] = {}
         self.rescored = 0
         self.seconds: dict[str, float] = {}
+        self.elapsed: dict[str, float] = {}
         self._verdicts = tempfile.NamedTemporaryFile(suffix=".parquet", delete=False)  # noqa: SIM115
         self._writer = pq.ParquetWriter(self._verdicts, VERDICT_SCHEMA)
 
@@ -110,6 +115,7 @@ class _Outputs:
         doc_id = result["id"]
         self.lines[doc_id] = result["line"]
         self.seconds[doc_id] = result["seconds"]
+        self.elapsed[doc_id] = result["elapsed"]
         results = self.folder.path(SCORER)
         if result.get("cache") is not None:
             self.rescored += 1
@@ -133,26 +139,57 @@ class _Outputs:
         Path(self._verdicts.name).unlink(missing_ok=True)
 
 
-def _run_tasks(dataset: Dataset, folder: RunFolder, items: list[Item], details: bool, out: _Outputs) -> set[str]:
-    """Score `items` on Ray, largest first; returns the nodes that ran tasks."""
+@dataclass
+class Grading:
+    """One folder between its plan and its results: the documents its tasks score (`items`), the
+    lines known without scoring (failures, missing predictions) and where results are written."""
+
+    folder: RunFolder
+    dataset: Dataset
+    rows: Sequence[Row]
+    records: dict[str, dict[str, Any]]
+    listing: dict[str, int]
+    lines: dict[str, dict[str, Any]]
+    unfinished: list[str]
+    items: list[Item]
+    partial: bool
+    details: bool
+    out: _Outputs
+
+
+def score_all(gradings: Sequence[Grading]) -> set[str]:
+    """Score the items of every grading on Ray in one queue, largest batch first whichever folder it
+    is from; returns the nodes that ran tasks. On failure nothing but cache and details is written."""
+    try:
+        return _run_tasks(gradings)
+    except BaseException:
+        for grading in gradings:
+            grading.out.discard()
+        raise
+
+
+def _run_tasks(gradings: Sequence[Grading]) -> set[str]:
     cpus = int(ray.cluster_resources().get("CPU", 1))
     cap = _memory_cap()
-    dataset_ref = ray.put(dataset)
-    queue = batches(items, cpus)
-    queue.reverse()  # pop() takes the largest
-    pending: dict[Any, list[Item]] = {}
+    shared: dict[int, Any] = {}
+    queue: list[tuple[Grading, Any, list[Item]]] = []
+    for grading in gradings:
+        dataset_ref = shared.setdefault(id(grading.dataset), ray.put(grading.dataset))
+        queue += [(grading, dataset_ref, batch) for batch in batches(grading.items, cpus)]
+    queue.sort(key=lambda entry: sum(item.size for item in entry[2]))  # pop() takes the largest
+    pending: dict[Any, Grading] = {}
     nodes: set[str] = set()
     try:
         while queue or pending:
             while queue and len(pending) < 2 * cpus:
-                batch = queue.pop()
+                grading, dataset_ref, batch = queue.pop()
                 size = sum(item.size for item in batch)
                 memory = min(cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * size)
                 options = _grade_task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
-                pending[options.remote(dataset_ref, folder.url, batch, details)] = batch
+                pending[options.remote(dataset_ref, grading.folder.url, batch, grading.details)] = grading
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                pending.pop(ref)
+                grading = pending.pop(ref)
                 results, node = ray.get(ref)
                 nodes.add(node)
                 for result in results:
@@ -161,7 +198,7 @@ def _run_tasks(dataset: Dataset, folder: RunFolder, items: list[Item], details: 
                             f"the scorer refused {result['id']} ({result['fatal']}); fix its gold or schema "
                             "in the dataset, then grade again (scores.jsonl and summary.json are unchanged)"
                         )
-                    out.add(result)
+                    grading.out.add(result)
     finally:
         for ref in pending:
             ray.cancel(ref)
@@ -193,6 +230,21 @@ def grade(
     brought: bool = False,
 ) -> Graded:
     """Grade the run's `rows`: the report `oeb grade` prints (run, cost, the scorer's summary)."""
+    grading = prepare(folder, dataset, rows, partial=partial, details=details, brought=brought)
+    return finish(grading, score_all([grading]))
+
+
+def prepare(
+    folder: RunFolder,
+    dataset: Dataset,
+    rows: Sequence[Row],
+    *,
+    partial: bool = False,
+    details: bool = True,
+    brought: bool = False,
+) -> Grading:
+    """Everything before scoring: the listing, the records, what to score and what failed already
+    (an unfinished folder is refused unless `partial`)."""
     listing = folder.listing()
     ids = {row.doc_id for row in rows}
     _warn_strays(folder, listing, {row.doc_id for row in dataset.rows})
@@ -225,17 +277,19 @@ def grade(
         row = next(r for r in rows if r.doc_id == doc_id)
         lines[doc_id] = _failed_line(row, f"no prediction: predictions/{doc_id}.json does not exist")
     out = _Outputs(folder)
-    try:
-        nodes = _run_tasks(dataset, folder, items, details, out)
-    except BaseException:
-        out.discard()
-        raise
-    lines |= out.lines
+    return Grading(folder, dataset, rows, records, listing, lines, unfinished, items, partial, details, out)
+
+
+def finish(grading: Grading, nodes: set[str]) -> Graded:
+    """Everything after scoring: scores.jsonl, scores.parquet, verdicts.parquet, summary.json last."""
+    folder, rows, records, out = grading.folder, grading.rows, grading.records, grading.out
+    unfinished = grading.unfinished
+    lines = grading.lines | out.lines
     ordered = [lines[row.doc_id] for row in rows]
     scored = {doc_id for doc_id, line in lines.items() if line["status"] == "scored"}
-    _tidy_details(folder, listing, scored, details)
+    _tidy_details(folder, grading.listing, scored, grading.details)
     partial_info = None
-    if partial and unfinished:
+    if grading.partial and unfinished:
         unread = [doc_id for doc_id in unfinished if (records.get(doc_id) or {}).get("unread")]
         partial_info = {"no_answer": len(unfinished) - len(unread), "not_scored": len(unread), "e.g.": unfinished[:10]}
     summary = summarize(ordered, folder.name, partial_info)
@@ -243,11 +297,14 @@ def grade(
     storage.write_bytes(storage.join(results, "scores.jsonl"), jsonl(ordered))
     storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
     storage.write_bytes(storage.join(results, "verdicts.parquet"), out.verdicts())
+    documents.write(folder.url, grading.dataset, rows, records)  # paths and page counts for reports
     storage.write_json(storage.join(results, "summary.json"), summary)
     cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
-    log.info("%s: %d documents scored, %d of them from the cache", folder.name, len(items), len(items) - out.rescored)
+    scored_now = len(grading.items)
+    log.info("%s: %d documents scored, %d of them from the cache", folder.name, scored_now, scored_now - out.rescored)
     log.info("%s", headline_line(summary, cost))
-    return Graded({"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}, frozenset(nodes), out.seconds)
+    report = {"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}
+    return Graded(report, frozenset(nodes), out.seconds, out.elapsed)
 
 
 def _failed_line(row: Row, error: str) -> dict[str, Any]:
