@@ -45,6 +45,7 @@ class AzureCU(Adapter):
     description: ClassVar[str] = "Azure AI Content Understanding with a generative field schema"
     keys: ClassVar[tuple[str, ...]] = ("AZURE_CU_KEY",)
     workers: ClassVar[int] = 3
+    located: ClassVar[tuple[str, ...]] = ("endpoint",)
 
     endpoint: str = field(
         default="",

@@ -1,4 +1,5 @@
-"""`oeb systems` and `oeb predict` through the real command line (offline systems only)."""
+"""`oeb systems` and `oeb predict` through the real command line, and a shipped config run as a new
+user would first run it: without its key, against a vendor fake that must see no request."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from oeb import cli
+from oeb.dataset import SAMPLE_DATASET
 from systems.conftest import PDF
+from systems.fake_vendor import FakeVendor
+
+CONFIGS = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +55,44 @@ def test_systems_shows_options_defaults_and_the_key(capsys: pytest.CaptureFixtur
     assert "export OPENROUTER_API_KEY" in out and "OPENAI_API_KEY" in out
     cli.main(["systems", "datalab"])
     assert "'balanced'" in capsys.readouterr().out
+
+
+def test_systems_reducto_lists_each_option_with_its_default_and_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["systems", "reducto"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Reducto deep extract")
+    defaults = {line.split()[0]: line.split()[1] for line in lines[1:6]}
+    assert defaults == {
+        "deep_extract_model": "'v2'",
+        "system_prompt": "''",
+        "agentic_table_mode": "'max'",
+        "poll_interval": "5",
+        "base_url": "'https://platform.reducto.ai'",
+    }
+    assert "choices: default, max" in lines[3]
+    assert lines[-1] == "reducto needs an API key: export REDUCTO_API_KEY=<key>"
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda path: path.stem)
+def test_a_shipped_config_without_its_key_is_refused_before_any_call(
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "VERBS", ("run",))
+    [(system, options)] = yaml.safe_load(config.read_text())["system"].items()
+    [address] = options.keys() & {"base_url", "endpoint"}
+    out = tmp_path / "runs"
+    with FakeVendor() as fake:
+        sets = ["--set", f"dataset={SAMPLE_DATASET}", "--set", f"system.{system}.{address}={fake.url}"]
+        code = cli.main(["run", "--config", str(config), *sets, "--out", str(out), "-y"])
+    err = capsys.readouterr().err
+    variable = {"azure-cu": "AZURE_CU_KEY", "llamaextract": "LLAMA_CLOUD_API_KEY"}.get(
+        system, "OPENROUTER_API_KEY" if "/" in system else f"{system.upper()}_API_KEY"
+    )
+    assert code == 1
+    assert err.startswith("oeb run: ") and err.count("\n") == 1
+    assert err.endswith(f" needs the environment variable {variable}: export it and run again\n")
+    assert fake.requests == []
+    assert not out.exists()
 
 
 def test_predict_prints_the_record_and_exits_0(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
