@@ -37,6 +37,7 @@ from oeb.errors import (
 
 __all__ = [
     "exists",
+    "filesystem",
     "is_dir",
     "is_local",
     "join",
@@ -49,6 +50,7 @@ __all__ = [
     "read_parquet",
     "read_text",
     "remove",
+    "storage_errors",
     "write_bytes",
     "write_json",
     "write_jsonl",
@@ -101,7 +103,8 @@ def _storage_options(protocol: str) -> dict[str, Any]:
     return {}
 
 
-def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
+def filesystem(url: str) -> tuple[AbstractFileSystem, str]:
+    """The configured fsspec filesystem for `url` (endpoint, profile, token) and the path in it."""
     protocol = _protocol(url)
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(protocol))
@@ -138,7 +141,8 @@ def _storage_error(url: str, action: str, error: BaseException) -> StorageError 
 
 
 @contextlib.contextmanager
-def _reported(url: str, action: str) -> Iterator[None]:
+def storage_errors(url: str, action: str) -> Iterator[None]:
+    """Storage failures inside the block (fsspec's, botocore's) raised as one-line `StorageError`s."""
     try:
         yield
     except Exception as error:
@@ -150,15 +154,15 @@ def _reported(url: str, action: str) -> Iterator[None]:
 
 def exists(url: str) -> bool:
     """True when a file or a folder exists at the URL."""
-    fs, path = _filesystem(url)
-    with _reported(url, "look up"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "look up"):
         return fs.exists(path)
 
 
 def is_dir(url: str) -> bool:
     """True when the URL is a folder (on S3: a prefix with at least one object under it)."""
-    fs, path = _filesystem(url)
-    with _reported(url, "look up"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "look up"):
         return fs.isdir(path)
 
 
@@ -167,8 +171,8 @@ def list_files(url: str) -> dict[str, int]:
 
     A folder that does not exist lists as empty, as an S3 prefix with no objects does.
     """
-    fs, path = _filesystem(url)
-    with _reported(url, "list"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "list"):
         if not fs.isdir(path):
             return {}
         found = fs.find(path, detail=True)
@@ -178,8 +182,8 @@ def list_files(url: str) -> dict[str, int]:
 
 def read_bytes(url: str) -> bytes:
     """The whole content of a file."""
-    fs, path = _filesystem(url)
-    with _reported(url, "read"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "read"):
         return fs.cat_file(path)
 
 
@@ -189,7 +193,7 @@ def read_many(folder: str, paths: Sequence[str]) -> dict[str, bytes | StorageErr
     A file that cannot be read maps to its `StorageError` instead of stopping the others, so a
     caller can report every bad file by name. (Not `fs.cat(list)`: it would glob ids with brackets.)
     """
-    fs, root = _filesystem(folder)
+    fs, root = filesystem(folder)
 
     def read(path: str) -> bytes | StorageError:
         try:
@@ -236,8 +240,8 @@ def read_jsonl(url: str) -> list[Any]:
 
 def read_parquet(url: str, columns: Sequence[str] | None = None) -> pa.Table:
     """A parquet file as a pyarrow table (only `columns`, when given)."""
-    fs, path = _filesystem(url)
-    with _reported(url, "read"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "read"):
         try:
             return pq.read_table(path, filesystem=fs, columns=columns)
         except pa.ArrowInvalid as error:
@@ -251,8 +255,8 @@ def write_bytes(url: str, data: bytes) -> None:
     protocol = _protocol(url)
     if protocol in _READ_ONLY_PROTOCOLS:
         raise StorageURLError(f"cannot write {url}: {protocol}:// is read-only for oeb; write to a folder or s3://")
-    fs, path = _filesystem(url)
-    with _reported(url, "write"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "write"):
         if isinstance(fs, LocalFileSystem):
             _replace_local_file(Path(path), data)
         else:
@@ -295,8 +299,8 @@ def remove(url: str) -> None:
     protocol = _protocol(url)
     if protocol in _READ_ONLY_PROTOCOLS:
         raise StorageURLError(f"cannot remove {url}: {protocol}:// is read-only for oeb")
-    fs, path = _filesystem(url)
-    with _reported(url, "remove"):
+    fs, path = filesystem(url)
+    with storage_errors(url, "remove"):
         if fs.exists(path):
             fs.rm(path, recursive=True)
 

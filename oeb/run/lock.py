@@ -164,7 +164,7 @@ class _ObjectLock:
 
     def __init__(self, url: str, command: str, force: bool) -> None:
         self.url = storage.join(url, LOCK_NAME)
-        self.fs, path = storage._filesystem(self.url)  # the configured s3fs (endpoint, profile)
+        self.fs, path = storage.filesystem(self.url)  # the configured s3fs (endpoint, profile)
         self.bucket, self.key, _ = self.fs.split_path(path)
         self.holder = Holder.me(command)
         self.lost = False
@@ -191,7 +191,7 @@ class _ObjectLock:
 
     def _put(self, **condition: str) -> str | None:
         """PUT the holder under `condition`: the new ETag, or None when the condition failed."""
-        with storage._reported(self.url, "write the lock"):
+        with storage.storage_errors(self.url, "write the lock"):
             try:
                 reply = self.fs.call_s3(
                     "put_object", Bucket=self.bucket, Key=self.key, Body=self.holder.dumps(), **condition
@@ -211,7 +211,7 @@ class _ObjectLock:
                 return await body.read(), reply["ETag"]
 
         try:
-            with storage._reported(self.url, "read the lock"):
+            with storage.storage_errors(self.url, "read the lock"):
                 data, etag = sync(self.fs.loop, fetch)
         except storage.StorageNotFoundError:
             return None

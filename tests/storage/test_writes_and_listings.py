@@ -62,7 +62,7 @@ def test_an_s3_listing_takes_one_request_however_many_files(s3_env) -> None:
     names = [f"records/doc {n}.json" for n in range(60)]
     for name in names:
         storage.write_bytes(storage.join(folder, name), b"{}")
-    fs = storage._filesystem(folder)[0]
+    fs = storage.filesystem(folder)[0]
     calls: list[str] = []
     fs.s3.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
     assert storage.list_files(folder) == dict.fromkeys(names, 2)
