@@ -15,6 +15,10 @@ from oeb.errors import OebError, PlanDeclined
 from oeb.report import leaderboard, load_runs, rich_tables
 from oeb.scoring import RESULTS
 
+OUT_WIDTH = 240
+"""Tables written to a file or a pipe are this wide: every column of the leaderboard beside long
+system names (a terminal gets tables as wide as it is)."""
+
 
 def log_to_stderr() -> None:
     """oeb's own log lines bare on stderr (INFO); other libraries only from WARNING."""
@@ -109,7 +113,6 @@ def print_leaderboard(folders: list[str]) -> None:
 
 
 def _print_tables(tables: list[Table]) -> None:
-    console = Console(stderr=True)
-    width = max(console.width, 120)
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else OUT_WIDTH)
     for table in tables:
-        console.print(table, width=width)
+        console.print(table)

@@ -10,9 +10,7 @@ import sys
 from rich.console import Console
 
 from oeb import storage
-
-OUT_WIDTH = 240
-"""Wide enough for every column of the leaderboard beside long system names."""
+from oeb.cli._runs import OUT_WIDTH
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
