@@ -35,6 +35,15 @@ def add_set(parser: argparse.ArgumentParser, example: str) -> None:
     parser.add_argument("--set", action="append", default=[], dest="sets", metavar="PATH=VALUE", help=example)
 
 
+def add_force_unlock(parser: argparse.ArgumentParser) -> None:
+    """For the verbs that write a run folder (resume, grade): the way past a lock left on S3."""
+    parser.add_argument(
+        "--force-unlock",
+        action="store_true",
+        help="take the lock of an s3:// run folder whose holder is gone but not yet stale (60 s without heartbeat)",
+    )
+
+
 def add_common(parser: argparse.ArgumentParser, *, confirm: bool = True) -> None:
     parser.add_argument(
         "--no-details", action="store_true", help="do not write field_matching/details/ (and remove an old one)"

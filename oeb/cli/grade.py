@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from oeb.cli._output import print_json
-from oeb.cli._runs import add_common, log_to_stderr, print_leaderboard, print_report
+from oeb.cli._runs import add_common, add_force_unlock, log_to_stderr, print_leaderboard, print_report
 from oeb.errors import UsageError
 
 
@@ -31,11 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--address", metavar="ADDRESS", help="grade on the Ray cluster at this address (default: a local Ray)"
     )
-    parser.add_argument(
-        "--force-unlock",
-        action="store_true",
-        help="take the lock of an s3:// run folder whose holder is gone but not yet stale (60 s without heartbeat)",
-    )
+    add_force_unlock(parser)
     parser.add_argument(
         "--out", metavar="URL", help="write each run's results under this folder instead of beside the run"
     )

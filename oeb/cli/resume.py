@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from oeb.cli._runs import add_common, add_set, confirm, log_to_stderr, print_report
+from oeb.cli._runs import add_common, add_force_unlock, add_set, confirm, log_to_stderr, print_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,11 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--retry-failed", action="store_true", help="ask again documents whose failure may clear (timeouts, 429, 5xx)"
     )
-    parser.add_argument(
-        "--force-unlock",
-        action="store_true",
-        help="take the lock of an s3:// run folder whose holder is gone but not yet stale (60 s without heartbeat)",
-    )
+    add_force_unlock(parser)
     add_common(parser)
     parser.set_defaults(run=run)
 
