@@ -16,13 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from scipy import sparse
 from scipy.optimize import linear_sum_assignment
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-from oeb.scoring.certified import certified_pairing
 from oeb.scoring.rows import Leaf, Path, Row
 from oeb.scoring.schema import array_name
+from oeb.scoring.sparse_solver import sparse_pairing
 from oeb.scoring.weights import Columns, block_values
 
 # Solver switches of the reference (SCORING.md 5.5).
@@ -34,10 +32,6 @@ NESTED_MAX_SIDE = 20_000
 # Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
 INNER_MATRIX_LIMIT = 16_000_000
 OUTER_PAIRS_PER_BATCH = 2_000_000
-# The reference's sparse solver is run on blocks up to this many cells (its matrix takes ~3 GB at 81M).
-SPARSE_SOLVER_CELLS = 100_000_000
-# Its matrix is built this many cells at a time.
-SPARSE_BUILD_CELLS = 8_000_000
 # The greedy pairing prices the free block in chunks of this many cells, keeping the heaviest cells.
 GREEDY_CHUNK_CELLS = 8_000_000
 GREEDY_TIER_CELLS = 4_000_000
@@ -203,23 +197,9 @@ class Aligner:
         return rows, cols, weights
 
     def _flat_huge(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
-        """Beyond the dense limit without nested arrays: a proved pairing, or the reference's sparse solver.
-
-        A pairing proved to be the unique optimum is what the reference's solver returns too. When
-        the optimum is not unique (or not proved), the reference's own solver runs where its sparse
-        matrix fits in memory, so that ties fall its way. Past that, a proved optimum is used as it
-        is, and an unproved pairing is flagged as an approximation (`matching_exact` false).
-        """
-        n, m = len(pi), len(gi)
-        columns = self._columns(pi, gi)
-        found = certified_pairing(columns, self.scale)
-        if found.certified:
-            return found.pairs
-        if n * m <= SPARSE_SOLVER_CELLS:
-            return _sparse(*columns.counts(), self.scale)
-        if not found.optimal:
-            self.approximated.add(max(n, m))
-        return found.pairs
+        """Beyond the dense limit without nested arrays: the reference's sparse solver, run on the
+        pairs that can change its path (`oeb.scoring.sparse_solver`) instead of the whole matrix."""
+        return sparse_pairing(self._columns(pi, gi), self.scale)
 
     def _columns(self, pi: list[Row], gi: list[Row]) -> Columns:
         """The named values of a block, column by column, as pricing sees them."""
@@ -363,41 +343,6 @@ def _combined(matched: np.ndarray, shared: np.ndarray, scale: int) -> np.ndarray
     weights += shared
     weights[matched < 1] = 0.0
     return weights
-
-
-def _sparse(matched: np.ndarray, shared: np.ndarray, scale: int) -> list[tuple[int, int]]:
-    """The reference's sparse solving: `[W·(n+m+1) | I_n]` (an escape column per pred row, worth 1,
-    so that among equal real totals fewer pairs win), pairs kept in the real columns.
-
-    The matrix is written straight into CSR arrays sized once (the layout scipy makes of it:
-    zeros left out, each row's columns in order), a block of rows at a time, without a dense
-    float copy of `W`.
-    """
-    n, m = matched.shape
-    step = max(1, SPARSE_BUILD_CELLS // max(m, 1))
-    per_row = np.concatenate([(matched[s : s + step] >= 1).sum(axis=1) for s in range(0, n, step)]) + 1
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(per_row, out=indptr[1:])
-    data = np.empty(int(indptr[-1]), dtype=np.float64)
-    indices = np.empty(int(indptr[-1]), dtype=np.int32)
-    factor = float(n + m + 1)
-    for start in range(0, n, step):
-        weights = _combined(matched[start : start + step], shared[start : start + step], scale)
-        weights *= factor
-        positive = weights > 0
-        low, high = int(indptr[start]), int(indptr[min(start + step, n)])
-        escape_at = indptr[start + 1 : start + 1 + len(weights)] - 1 - low  # each row's last slot
-        real = np.ones(high - low, dtype=bool)
-        real[escape_at] = False
-        data[low:high][real] = weights[positive]
-        indices[low:high][real] = np.nonzero(positive)[1]
-        data[low:high][~real] = 1.0
-        indices[low:high][~real] = m + start + np.arange(len(weights), dtype=np.int32)
-    del matched, shared  # the solver copies the matrix: make room for it
-    graph = sparse.csr_array((data, indices, indptr), shape=(n, m + n))
-    del data, indices
-    cols = min_weight_full_bipartite_matching(graph, maximize=True)[1]
-    return [(i, j) for i, j in enumerate(cols.tolist()) if j < m]
 
 
 def _greedy_order(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]:

@@ -1,0 +1,334 @@
+"""The reference's sparse solving of a huge flat block, without its n × (m + n) matrix.
+
+Past 64 million cells the reference solves `[W·(n+m+1) | I_n]` with scipy's
+`min_weight_full_bipartite_matching` (LAPJVsp; SCORING.md 5.5). Which of several equal pairings it
+returns depends on the solver's path through the whole matrix, so `sparse_pairing` runs that very
+algorithm, step for step (the same order of rows and columns, the same float operations), but
+prices a row's pairs only as far as the algorithm can see them:
+
+- every pair sharing a value of a rare column is priced exactly (a join on that column);
+- any other pair of pred row `i` shares only values of frequent columns, so it weighs at most
+  `bound[i]`, and its reduced cost in a search is at least a known floor. The algorithm's steps
+  depend on an edge only when the edge's reduced cost reaches the search's minimum distance; while
+  the floor of every row the search has scanned stays above that minimum, the unpriced pairs cannot
+  change a single step. When a floor reaches it, that row is priced in full and the search is run
+  again (nothing is changed before a search ends, so running it again is exact).
+
+Rows of a clean table pair with their twin through a rare value (an id), far above any floor, and
+are never priced in full; duplicates, invented rows and the rows they contend with are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cached_property
+
+import numpy as np
+
+from oeb.scoring.weights import Columns
+
+# A column is joined pair by pair when it pairs at most this many rows per row of the block.
+JOIN_PAIRS_PER_ROW = 4
+# Rows priced in full are priced this many cells at a time.
+PRICE_CHUNK_CELLS = 8_000_000
+# Edges of rows priced in full kept for later scans (about 1 GB); past this, priced at each scan.
+KEPT_EDGES = 60_000_000
+# Rows with at most this many edges are scanned edge by edge, larger ones with numpy.
+FEW_EDGES = 24
+
+INF = float("inf")
+
+
+class Block:
+    """A flat block as integer codes (one row per column of values), pricing any pairs exactly."""
+
+    def __init__(self, columns: Columns, scale: int) -> None:
+        self.scale = scale
+        self.n, self.m = columns.n, columns.m
+        codes = [columns.codes(c) for c in range(len(columns.columns))]
+        self.p_codes = np.array([p for p, _ in codes], dtype=np.int32).reshape(len(codes), self.n)
+        self.g_codes = np.array([g for _, g in codes], dtype=np.int32).reshape(len(codes), self.m)
+        limit = JOIN_PAIRS_PER_ROW * (self.n + self.m)
+        self.rare = [c for c, pairs in enumerate(columns.pairs) if 0 < pairs <= limit]
+        self.frequent = [c for c, pairs in enumerate(columns.pairs) if pairs > limit]
+
+    def weights(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The exact weight of each pair (i[k], j[k])."""
+        out = np.empty(len(i), dtype=np.int64)
+        step = max(1, PRICE_CHUNK_CELLS // max(len(self.p_codes), 1))
+        for start in range(0, len(i), step):
+            a, b = i[start : start + step], j[start : start + step]
+            p, g = self.p_codes[:, a], self.g_codes[:, b]
+            matched = (p == g).sum(axis=0, dtype=np.int64)
+            shared = ((p >= 0) & (g >= 0)).sum(axis=0, dtype=np.int64)
+            out[start : start + len(a)] = np.where(matched >= 1, matched * self.scale + shared, 0)
+        return out
+
+    def row_weights(self, rows: np.ndarray) -> np.ndarray:
+        """Every pair of these pred rows with every gold row, as a len(rows) × m matrix."""
+        matched = np.zeros((len(rows), self.m), dtype=np.int64)
+        shared = np.zeros((len(rows), self.m), dtype=np.int64)
+        for p, g in zip(self.p_codes[:, rows], self.g_codes, strict=True):
+            matched += p[:, None] == g[None, :]
+            shared += (p >= 0)[:, None] & (g >= 0)[None, :]
+        return np.where(matched >= 1, matched * self.scale + shared, 0)
+
+    @cached_property
+    def rare_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pair sharing a value of a rare column, sorted by pred row then gold row."""
+        everyone = np.arange(self.n)
+        found = [_join(self.p_codes[[c]], everyone, self.g_codes[[c]]) for c in self.rare]
+        return _unique_pairs(found, self.m)
+
+    @cached_property
+    def bounds(self) -> np.ndarray:
+        """For each pred row, the most any pair sharing no rare value can weigh (0: such pairs weigh 0)."""
+        present = self.p_codes >= 0
+        frequent = present[self.frequent].sum(axis=0, dtype=np.int64)
+        return np.where(frequent >= 1, frequent * self.scale + present.sum(axis=0, dtype=np.int64), 0)
+
+
+class _Edges:
+    """Each pred row's edges as the solver sees them: gold columns ascending, then the row's escape
+    column, with costs `-(W·(n+m+1))` and `-1` (the reference's matrix, negated to minimise), and a
+    floor under the cost of every pair not listed (inf when every pair is listed)."""
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        self.n, self.m = block.n, block.m
+        self.factor = float(self.n + self.m + 1)
+        i, j = block.rare_pairs
+        # Listed edges of all rows in one CSR-like pair of arrays, each row's escape column last.
+        self.indptr = np.searchsorted(i, np.arange(self.n + 1)) + np.arange(self.n + 1)
+        escapes = self.indptr[1:] - 1
+        listed = np.ones(self.indptr[-1], dtype=bool)
+        listed[escapes] = False
+        self.cols = np.empty(self.indptr[-1], dtype=np.int64)
+        self.cols[listed], self.cols[escapes] = j, self.m + np.arange(self.n)
+        self.costs = np.empty(self.indptr[-1], dtype=np.float64)
+        self.costs[listed], self.costs[escapes] = self._costs(block.weights(i, j)), -1.0
+        bounds = block.bounds
+        self.floors = np.where(bounds > 0, -(bounds.astype(np.float64) * self.factor), INF).tolist()
+        self.full: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}  # None: priced again at each scan
+        self.kept = 0
+
+    def _costs(self, weights: np.ndarray) -> np.ndarray:
+        return -(weights.astype(np.float64) * self.factor)
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray, float]:
+        if i in self.full:
+            found = self.full[i]
+            if found is None:
+                found = self._priced(i, self.block.row_weights(np.array([i]))[0])
+            return *found, INF
+        low, high = self.indptr[i], self.indptr[i + 1]
+        return self.cols[low:high], self.costs[low:high], self.floors[i]
+
+    def best_listed(self) -> np.ndarray:
+        """Each row's lowest listed cost (its escape's -1 at worst)."""
+        return np.minimum.reduceat(self.costs, self.indptr[:-1])
+
+    def _priced(self, i: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cols = np.nonzero(weights)[0]
+        return np.append(cols, self.m + i), np.append(self._costs(weights[cols]), -1.0)
+
+    def price_in_full(self, rows: Iterable[int]) -> None:
+        """List every edge of these rows: their floors no longer hold anything back. Past
+        `KEPT_EDGES` a row's edges are not kept but priced again each time it is scanned."""
+        rows = np.array(sorted(set(rows) - self.full.keys()), dtype=np.int64)
+        step = max(1, PRICE_CHUNK_CELLS // max(self.m, 1))
+        for start in range(0, len(rows), step):
+            part = rows[start : start + step]
+            for i, weights in zip(part.tolist(), self.block.row_weights(part), strict=True):
+                if self.kept >= KEPT_EDGES:
+                    self.full[i] = None
+                    continue
+                self.full[i] = self._priced(i, weights)
+                self.kept += len(self.full[i][0])
+
+
+def sparse_pairing(columns: Columns, scale: int) -> list[tuple[int, int]]:
+    """The pairs (pred index, gold index) the reference's sparse solver returns for this block."""
+    edges = _Edges(Block(columns, scale))
+    # Rows whose best listed edge cannot beat their floor would be priced in full at their search.
+    edges.price_in_full(np.nonzero(np.array(edges.floors) <= edges.best_listed())[0].tolist())
+    return [(i, j) for i, j in enumerate(lapjvsp(edges).tolist()) if j < edges.m]
+
+
+def lapjvsp(edges: _Edges) -> np.ndarray:
+    """scipy's LAPJVsp on the n × (m + n) graph `edges`: each row's column.
+
+    A port of scipy's `_lapjvsp` for a graph with more columns than rows (where scipy skips the
+    initialisation and searches from every row in order), reading rows through `edges`.
+    """
+    solver = _Solver(edges.n, edges.m + edges.n, edges)
+    for i0 in range(edges.n):
+        while unsure := solver.search(i0):
+            edges.price_in_full(unsure)
+    return solver.x
+
+
+class _Search:
+    """The state of one search: tentative distances, the row each column was reached from (and the
+    cost of that edge), settled columns, and the columns at the current minimum still to scan."""
+
+    def __init__(self, nc: int, i0: int, cols: np.ndarray, costs: np.ndarray, reduced: np.ndarray) -> None:
+        self.d = np.full(nc, INF)
+        self.lab = np.empty(nc, dtype=np.int64)
+        self.lab_cost = np.empty(nc, dtype=np.float64)
+        self.ok = np.zeros(nc, dtype=bool)
+        self.d[cols], self.lab[cols], self.lab_cost[cols] = reduced, i0, costs
+        self.todo: list[int] = []
+        self.scanned: list[int] = []
+        self.last = 0  # columns scanned before the current minimum: their duals move at the end
+
+    def settle(self, columns: np.ndarray) -> None:
+        self.ok[columns] = True
+        self.todo.extend(columns.tolist())
+
+
+class _Solver:
+    def __init__(self, nr: int, nc: int, edges: _Edges) -> None:
+        self.nc = nc
+        self.edges = edges
+        self.v = np.zeros(nc, dtype=np.float64)
+        self.x = np.full(nr, -1, dtype=np.int64)
+        self.y = np.full(nc, -1, dtype=np.int64)
+        self.x_cost = np.zeros(nr, dtype=np.float64)  # the cost of each row's edge to its column
+
+    def search(self, i0: int) -> set[int]:
+        """One shortest augmenting path from free row i0, applied; or, without changing anything,
+        the rows whose unlisted edges might have changed it (to be priced in full first)."""
+        v, y = self.v, self.y
+        cols, costs, floor = self.edges.row(i0)
+        reduced = costs - v[cols]
+        min_diff = reduced.min()
+        if floor <= min_diff:
+            return {i0}
+        at_min = cols[reduced == min_diff]
+        free = at_min[y[at_min] == -1]
+        if len(free):
+            j = int(free[0])
+            y[j], self.x[i0], self.x_cost[i0] = i0, j, costs[np.searchsorted(cols, j)]
+            return set()
+        search = _Search(self.nc, i0, cols, costs, reduced)
+        search.settle(at_min)
+        floors: list[tuple[int, float]] = [(i0, floor)] if floor != INF else []
+        while True:
+            j0 = search.todo.pop()
+            i = int(y[j0])
+            search.scanned.append(j0)
+            h = self.x_cost[i] - v[j0] - min_diff
+            cols, costs, floor = self.edges.row(i)
+            if floor != INF:
+                lowest = floor - h
+                if lowest <= min_diff:
+                    return {i}
+                floors.append((i, lowest))
+            scan = self._scan_few if len(cols) <= FEW_EDGES else self._scan
+            sink = scan(search, i, cols, costs, h, min_diff)
+            if sink >= 0:
+                self._augment(search, i0, sink, min_diff)
+                return set()
+            if search.todo:
+                continue
+            search.last = len(search.scanned)
+            candidates = ~search.ok & (search.d != INF)
+            min_diff = search.d[candidates].min()
+            unsure = {row for row, lowest in floors if lowest <= min_diff}
+            if unsure:
+                return unsure
+            at_min = np.nonzero(candidates & (search.d == min_diff))[0]
+            free = at_min[y[at_min] == -1]
+            if len(free):
+                self._augment(search, i0, int(free[0]), min_diff)
+                return set()
+            search.settle(at_min)
+
+    def _scan(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
+        """Relax row i's edges (`h`: its offset): the first free column reached at `min_diff`, else -1
+        with the other columns reached there settled."""
+        open_ = ~search.ok[cols]
+        cols, costs = cols[open_], costs[open_]
+        vj = costs - self.v[cols] - h
+        better = vj < search.d[cols]
+        cols, costs, vj = cols[better], costs[better], vj[better]
+        search.d[cols], search.lab[cols], search.lab_cost[cols] = vj, i, costs
+        reached = cols[vj == min_diff]
+        free = reached[self.y[reached] == -1]
+        if len(free):
+            return int(free[0])
+        search.settle(reached)
+        return -1
+
+    def _scan_few(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
+        """`_scan` edge by edge, as scipy does: cheaper than numpy's calls for a few edges."""
+        v, y, d, ok = self.v, self.y, search.d, search.ok
+        for j, cost in zip(cols.tolist(), costs.tolist(), strict=True):
+            if ok[j]:
+                continue
+            vj = cost - v[j] - h
+            if vj < d[j]:
+                d[j], search.lab[j], search.lab_cost[j] = vj, i, cost
+                if vj == min_diff:
+                    if y[j] == -1:
+                        return j
+                    ok[j] = True
+                    search.todo.append(j)
+        return -1
+
+    def _augment(self, search: _Search, i0: int, sink: int, min_diff: float) -> None:
+        """Move the duals of the columns scanned before the last minimum, then flip the path to `sink`."""
+        moved = np.array(search.scanned[: search.last], dtype=np.int64)
+        self.v[moved] += search.d[moved] - min_diff
+        j = sink
+        while True:
+            i = int(search.lab[j])
+            self.y[j] = i
+            k, j = j, int(self.x[i])
+            self.x[i], self.x_cost[i] = k, search.lab_cost[k]
+            if i == i0:
+                return
+
+
+def _join(p_codes: np.ndarray, rows: np.ndarray, g_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of `rows` and gold rows equal on every given column."""
+    p_codes = p_codes[:, rows]
+    valid_p = (p_codes >= 0).all(axis=0)
+    valid_g = (g_codes >= 0).all(axis=0)
+    rows, p_codes = rows[valid_p], p_codes[:, valid_p]
+    g_index = np.nonzero(valid_g)[0]
+    keys = _row_keys(np.concatenate([p_codes, g_codes[:, g_index]], axis=1))
+    p_keys, g_keys = keys[: len(rows)], keys[len(rows) :]
+    order = np.argsort(g_keys, kind="stable")
+    g_order, sorted_keys = g_index[order], g_keys[order]
+    lo = np.searchsorted(sorted_keys, p_keys, side="left")
+    hi = np.searchsorted(sorted_keys, p_keys, side="right")
+    counts = hi - lo
+    total = int(counts.sum())
+    i = np.repeat(rows, counts)
+    offsets = np.repeat(lo - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    j = g_order[np.arange(total) + offsets]
+    return i.astype(np.int64), j.astype(np.int64)
+
+
+def _row_keys(codes: np.ndarray) -> np.ndarray:
+    """One integer per column of `codes` (non-negative), equal exactly when the columns are equal."""
+    radices = codes.max(axis=1, initial=0).astype(np.int64) + 1
+    if np.prod(radices.astype(np.float64)) >= 2.0**62:
+        return np.unique(codes, axis=1, return_inverse=True)[1].reshape(-1)
+    keys = np.zeros(codes.shape[1], dtype=np.int64)
+    for row, radix in zip(codes, radices.tolist(), strict=True):
+        keys *= radix
+        keys += row
+    return keys
+
+
+def _unique_pairs(found: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[np.ndarray, np.ndarray]:
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    flat = np.concatenate([i.astype(np.int64) * m + j for i, j in found])
+    flat.sort()  # then drop repeats: several times faster than np.unique's hashing on these sizes
+    if len(flat):
+        flat = flat[np.concatenate([[True], flat[1:] != flat[:-1]])]
+    return flat // m, flat % m
