@@ -31,8 +31,9 @@ from oeb.scoring.weights import Columns
 JOIN_PAIRS_PER_ROW = 4
 # Rows priced in full are priced this many cells at a time.
 PRICE_CHUNK_CELLS = 8_000_000
-# Edges of rows priced in full kept for later scans (about 1 GB); past this, priced at each scan.
-KEPT_EDGES = 60_000_000
+# Pairs of rows priced in full kept for later scans (two bytes each on most tables); past this,
+# rows are priced again at each scan.
+KEPT_CELLS = 600_000_000
 # Rows with at most this many edges are scanned edge by edge, larger ones with numpy.
 FEW_EDGES = 24
 
@@ -64,14 +65,25 @@ class Block:
             out[start : start + len(a)] = np.where(matched >= 1, matched * self.scale + shared, 0)
         return out
 
-    def row_weights(self, rows: np.ndarray) -> np.ndarray:
-        """Every pair of these pred rows with every gold row, as a len(rows) × m matrix."""
-        matched = np.zeros((len(rows), self.m), dtype=np.int64)
-        shared = np.zeros((len(rows), self.m), dtype=np.int64)
+    def row_codes(self, rows: np.ndarray) -> np.ndarray:
+        """Every pair of these pred rows with every gold row as one small code, `matched · (C+1) +
+        shared` (C columns of values), in a len(rows) × m matrix: two bytes a pair on most tables."""
+        base = len(self.p_codes) + 1
+        dtype = np.int16 if base * base <= np.iinfo(np.int16).max else np.int32
+        matched = np.zeros((len(rows), self.m), dtype=dtype)
+        shared = np.zeros((len(rows), self.m), dtype=dtype)
         for p, g in zip(self.p_codes[:, rows], self.g_codes, strict=True):
             matched += p[:, None] == g[None, :]
             shared += (p >= 0)[:, None] & (g >= 0)[None, :]
-        return np.where(matched >= 1, matched * self.scale + shared, 0)
+        matched *= base
+        matched += shared
+        return matched
+
+    def code_costs(self, factor: float) -> np.ndarray:
+        """The solver's cost of each code of `row_codes` (inf where no value is equal: no edge)."""
+        base = len(self.p_codes) + 1
+        matched, shared = np.divmod(np.arange(base * base, dtype=np.int64), base)
+        return np.where(matched >= 1, -((matched * self.scale + shared).astype(np.float64) * factor), INF)
 
     @cached_property
     def rare_pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -109,18 +121,21 @@ class _Edges:
         self.costs[listed], self.costs[escapes] = self._costs(block.weights(i, j)), -1.0
         bounds = block.bounds
         self.floors = np.where(bounds > 0, -(bounds.astype(np.float64) * self.factor), INF).tolist()
-        self.full: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}  # None: priced again at each scan
+        self.code_costs = block.code_costs(self.factor)
+        self.full: dict[int, np.ndarray | None] = {}  # codes of rows priced in full; None: priced at each scan
         self.kept = 0
 
     def _costs(self, weights: np.ndarray) -> np.ndarray:
         return -(weights.astype(np.float64) * self.factor)
 
-    def row(self, i: int) -> tuple[np.ndarray, np.ndarray, float]:
+    def row(self, i: int) -> tuple[np.ndarray | None, np.ndarray, float]:
+        """A listed row: its columns, their costs and its floor. A row priced in full: None, the
+        cost of every gold column (inf where there is no edge; its escape is implied) and inf."""
         if i in self.full:
-            found = self.full[i]
-            if found is None:
-                found = self._priced(i, self.block.row_weights(np.array([i]))[0])
-            return *found, INF
+            codes = self.full[i]
+            if codes is None:
+                codes = self.block.row_codes(np.array([i]))[0]
+            return None, self.code_costs.take(codes), INF
         low, high = self.indptr[i], self.indptr[i + 1]
         return self.cols[low:high], self.costs[low:high], self.floors[i]
 
@@ -128,23 +143,18 @@ class _Edges:
         """Each row's lowest listed cost (its escape's -1 at worst)."""
         return np.minimum.reduceat(self.costs, self.indptr[:-1])
 
-    def _priced(self, i: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        cols = np.nonzero(weights)[0]
-        return np.append(cols, self.m + i), np.append(self._costs(weights[cols]), -1.0)
-
     def price_in_full(self, rows: Iterable[int]) -> None:
-        """List every edge of these rows: their floors no longer hold anything back. Past
-        `KEPT_EDGES` a row's edges are not kept but priced again each time it is scanned."""
+        """Price these rows against every gold row: their floors no longer hold anything back. Past
+        `KEPT_CELLS` a row is not kept but priced again each time it is scanned."""
         rows = np.array(sorted(set(rows) - self.full.keys()), dtype=np.int64)
         step = max(1, PRICE_CHUNK_CELLS // max(self.m, 1))
         for start in range(0, len(rows), step):
             part = rows[start : start + step]
-            for i, weights in zip(part.tolist(), self.block.row_weights(part), strict=True):
-                if self.kept >= KEPT_EDGES:
-                    self.full[i] = None
-                    continue
-                self.full[i] = self._priced(i, weights)
-                self.kept += len(self.full[i][0])
+            if self.kept + len(part) * self.m > KEPT_CELLS:
+                self.full.update(dict.fromkeys(part.tolist()))
+                continue
+            self.full.update(zip(part.tolist(), self.block.row_codes(part), strict=True))
+            self.kept += len(part) * self.m
 
 
 def sparse_pairing(columns: Columns, scale: int) -> list[tuple[int, int]]:
@@ -201,6 +211,9 @@ class _Solver:
         the rows whose unlisted edges might have changed it (to be priced in full first)."""
         v, y = self.v, self.y
         cols, costs, floor = self.edges.row(i0)
+        if cols is None:
+            cols = np.append(np.flatnonzero(costs != INF), self.edges.m + i0)
+            costs = np.append(costs[cols[:-1]], -1.0)
         reduced = costs - v[cols]
         min_diff = reduced.min()
         if floor <= min_diff:
@@ -225,8 +238,12 @@ class _Solver:
                 if lowest <= min_diff:
                     return {i}
                 floors.append((i, lowest))
-            scan = self._scan_few if len(cols) <= FEW_EDGES else self._scan
-            sink = scan(search, i, cols, costs, h, min_diff)
+            if cols is None:
+                sink = self._scan_all(search, i, costs, h, min_diff)
+            elif len(cols) <= FEW_EDGES:
+                sink = self._scan_few(search, i, cols, costs, h, min_diff)
+            else:
+                sink = self._scan(search, i, cols, costs, h, min_diff)
             if sink >= 0:
                 self._augment(search, i0, sink, min_diff)
                 return set()
@@ -260,6 +277,23 @@ class _Solver:
             return int(free[0])
         search.settle(reached)
         return -1
+
+    def _scan_all(self, search: _Search, i: int, costs: np.ndarray, h: float, min_diff: float) -> int:
+        """`_scan` for a row priced in full: its cost for every gold column, then its escape."""
+        m = len(costs)
+        vj = costs - self.v[:m]
+        vj -= h
+        better = vj < search.d[:m]
+        better &= ~search.ok[:m]
+        cols = np.flatnonzero(better)
+        vj = vj[cols]
+        search.d[cols], search.lab[cols], search.lab_cost[cols] = vj, i, costs[cols]
+        reached = cols[vj == min_diff]
+        free = reached[self.y[reached] == -1]
+        if len(free):
+            return int(free[0])
+        search.settle(reached)
+        return self._scan_few(search, i, np.array([m + i]), np.array([-1.0]), h, min_diff)
 
     def _scan_few(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
         """`_scan` edge by edge, as scipy does: cheaper than numpy's calls for a few edges."""

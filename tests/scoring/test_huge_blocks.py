@@ -81,7 +81,7 @@ def test_the_pairs_are_scipys_on_the_whole_matrix(
 def test_rows_priced_at_every_scan_past_the_memory_budget_give_the_same_pairs(monkeypatch, seed: int) -> None:
     rng = random.Random(seed)
     pred, gold = table(rng, 120, [2, 5, 40], noise=0.2)
-    monkeypatch.setattr(sparse_solver, "KEPT_EDGES", 0)
+    monkeypatch.setattr(sparse_solver, "KEPT_CELLS", 0)
     assert sorted(sparse_pairing(Columns(pred, gold), 1000)) == scipy_pairs(pred, gold, 1000)
 
 
