@@ -18,6 +18,8 @@ from collections.abc import Iterable
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
+from oeb.scoring.dense_solver import dense_pairing
 from oeb.scoring.rows import Leaf, Path, Row
 from oeb.scoring.schema import array_name
 from oeb.scoring.sparse_solver import sparse_pairing
@@ -29,6 +31,9 @@ DENSE_LIMIT = 64_000_000
 NESTED_DENSE_LIMIT = 250_000_000
 NESTED_MIXED_LIMIT = 500_000_000
 NESTED_MAX_SIDE = 20_000
+# Dense blocks from this many cells are solved without their matrix (oeb.scoring.dense_solver).
+LAZY_FLAT_CELLS = 1_000_000
+LAZY_NESTED_CELLS = 2_500
 # Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
 INNER_MATRIX_LIMIT = 16_000_000
 OUTER_PAIRS_PER_BATCH = 2_000_000
@@ -141,9 +146,13 @@ class Aligner:
     def _assign(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         n, m = len(pi), len(gi)
         cells = n * m
-        if cells <= DENSE_LIMIT:
-            return _dense(self._weights(pi, gi))
         common_nested = self._nested_paths(pi) & self._nested_paths(gi)
+        if cells <= DENSE_LIMIT:
+            if cells >= (LAZY_NESTED_CELLS if common_nested else LAZY_FLAT_CELLS):
+                found = self._lazy_dense(pi, gi, common_nested)
+                if found is not None:
+                    return found
+            return _dense(self._weights(pi, gi))
         if not common_nested:
             return self._flat_huge(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
@@ -200,6 +209,34 @@ class Aligner:
         """Beyond the dense limit without nested arrays: the reference's sparse solver, run on the
         pairs that can change its path (`oeb.scoring.sparse_solver`) instead of the whole matrix."""
         return sparse_pairing(self._columns(pi, gi), self.scale)
+
+    def _lazy_dense(self, pi: list[Row], gi: list[Row], common_nested: set[Path]) -> list[tuple[int, int]] | None:
+        """The dense solver's pairs without the dense matrix (`oeb.scoring.dense_solver`), rows the
+        smaller side as scipy takes them; None where that does not apply (nested rows holding
+        arrays of their own) or would not pay."""
+        transposed = len(pi) > len(gi)
+        rows, cols = (gi, pi) if transposed else (pi, gi)
+        nested = []
+        for path in common_nested:
+            row_lists, col_lists = self._nested_values(rows, path), self._nested_values(cols, path)
+            if row_lists is None or col_lists is None:
+                return None
+            nested.append(NestedArrays(row_lists, col_lists, self.scale))
+        flat = Block(Columns([self.priced(r)[0] for r in rows], [self.priced(c)[0] for c in cols]), self.scale)
+        pairs = dense_pairing(PricedBlock(flat, nested))
+        if pairs is None or not transposed:
+            return pairs
+        return [(j, i) for i, j in pairs]
+
+    def _nested_values(self, rows: list[Row], path: Path) -> list[list[dict[Path, str]]] | None:
+        """Each row's nested rows at `path` as their named values; None if any holds arrays to pair."""
+        found = []
+        for row in rows:
+            inner = [self.priced(child) for child in self.priced(row)[1].get(path, ())]
+            if any(nested for _, nested in inner):
+                return None
+            found.append([named for named, _ in inner])
+        return found
 
     def _columns(self, pi: list[Row], gi: list[Row]) -> Columns:
         """The named values of a block, column by column, as pricing sees them."""

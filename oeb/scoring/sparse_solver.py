@@ -21,83 +21,17 @@ are never priced in full; duplicates, invented rows and the rows they contend wi
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cached_property
 
 import numpy as np
 
+from oeb.scoring.blocks import INF, PRICE_CHUNK_CELLS, Block
 from oeb.scoring.weights import Columns
 
-# A column is joined pair by pair when it pairs at most this many rows per row of the block.
-JOIN_PAIRS_PER_ROW = 4
-# Rows priced in full are priced this many cells at a time.
-PRICE_CHUNK_CELLS = 8_000_000
 # Pairs of rows priced in full kept for later scans (two bytes each on most tables); past this,
 # rows are priced again at each scan.
 KEPT_CELLS = 600_000_000
 # Rows with at most this many edges are scanned edge by edge, larger ones with numpy.
 FEW_EDGES = 24
-
-INF = float("inf")
-
-
-class Block:
-    """A flat block as integer codes (one row per column of values), pricing any pairs exactly."""
-
-    def __init__(self, columns: Columns, scale: int) -> None:
-        self.scale = scale
-        self.n, self.m = columns.n, columns.m
-        codes = [columns.codes(c) for c in range(len(columns.columns))]
-        self.p_codes = np.array([p for p, _ in codes], dtype=np.int32).reshape(len(codes), self.n)
-        self.g_codes = np.array([g for _, g in codes], dtype=np.int32).reshape(len(codes), self.m)
-        limit = JOIN_PAIRS_PER_ROW * (self.n + self.m)
-        self.rare = [c for c, pairs in enumerate(columns.pairs) if 0 < pairs <= limit]
-        self.frequent = [c for c, pairs in enumerate(columns.pairs) if pairs > limit]
-
-    def weights(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """The exact weight of each pair (i[k], j[k])."""
-        out = np.empty(len(i), dtype=np.int64)
-        step = max(1, PRICE_CHUNK_CELLS // max(len(self.p_codes), 1))
-        for start in range(0, len(i), step):
-            a, b = i[start : start + step], j[start : start + step]
-            p, g = self.p_codes[:, a], self.g_codes[:, b]
-            matched = (p == g).sum(axis=0, dtype=np.int64)
-            shared = ((p >= 0) & (g >= 0)).sum(axis=0, dtype=np.int64)
-            out[start : start + len(a)] = np.where(matched >= 1, matched * self.scale + shared, 0)
-        return out
-
-    def row_codes(self, rows: np.ndarray) -> np.ndarray:
-        """Every pair of these pred rows with every gold row as one small code, `matched · (C+1) +
-        shared` (C columns of values), in a len(rows) × m matrix: two bytes a pair on most tables."""
-        base = len(self.p_codes) + 1
-        dtype = np.int16 if base * base <= np.iinfo(np.int16).max else np.int32
-        matched = np.zeros((len(rows), self.m), dtype=dtype)
-        shared = np.zeros((len(rows), self.m), dtype=dtype)
-        for p, g in zip(self.p_codes[:, rows], self.g_codes, strict=True):
-            matched += p[:, None] == g[None, :]
-            shared += (p >= 0)[:, None] & (g >= 0)[None, :]
-        matched *= base
-        matched += shared
-        return matched
-
-    def code_costs(self, factor: float) -> np.ndarray:
-        """The solver's cost of each code of `row_codes` (inf where no value is equal: no edge)."""
-        base = len(self.p_codes) + 1
-        matched, shared = np.divmod(np.arange(base * base, dtype=np.int64), base)
-        return np.where(matched >= 1, -((matched * self.scale + shared).astype(np.float64) * factor), INF)
-
-    @cached_property
-    def rare_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every pair sharing a value of a rare column, sorted by pred row then gold row."""
-        everyone = np.arange(self.n)
-        found = [_join(self.p_codes[[c]], everyone, self.g_codes[[c]]) for c in self.rare]
-        return _unique_pairs(found, self.m)
-
-    @cached_property
-    def bounds(self) -> np.ndarray:
-        """For each pred row, the most any pair sharing no rare value can weigh (0: such pairs weigh 0)."""
-        present = self.p_codes >= 0
-        frequent = present[self.frequent].sum(axis=0, dtype=np.int64)
-        return np.where(frequent >= 1, frequent * self.scale + present.sum(axis=0, dtype=np.int64), 0)
 
 
 class _Edges:
@@ -323,46 +257,3 @@ class _Solver:
             self.x[i], self.x_cost[i] = k, search.lab_cost[k]
             if i == i0:
                 return
-
-
-def _join(p_codes: np.ndarray, rows: np.ndarray, g_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs of `rows` and gold rows equal on every given column."""
-    p_codes = p_codes[:, rows]
-    valid_p = (p_codes >= 0).all(axis=0)
-    valid_g = (g_codes >= 0).all(axis=0)
-    rows, p_codes = rows[valid_p], p_codes[:, valid_p]
-    g_index = np.nonzero(valid_g)[0]
-    keys = _row_keys(np.concatenate([p_codes, g_codes[:, g_index]], axis=1))
-    p_keys, g_keys = keys[: len(rows)], keys[len(rows) :]
-    order = np.argsort(g_keys, kind="stable")
-    g_order, sorted_keys = g_index[order], g_keys[order]
-    lo = np.searchsorted(sorted_keys, p_keys, side="left")
-    hi = np.searchsorted(sorted_keys, p_keys, side="right")
-    counts = hi - lo
-    total = int(counts.sum())
-    i = np.repeat(rows, counts)
-    offsets = np.repeat(lo - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    j = g_order[np.arange(total) + offsets]
-    return i.astype(np.int64), j.astype(np.int64)
-
-
-def _row_keys(codes: np.ndarray) -> np.ndarray:
-    """One integer per column of `codes` (non-negative), equal exactly when the columns are equal."""
-    radices = codes.max(axis=1, initial=0).astype(np.int64) + 1
-    if np.prod(radices.astype(np.float64)) >= 2.0**62:
-        return np.unique(codes, axis=1, return_inverse=True)[1].reshape(-1)
-    keys = np.zeros(codes.shape[1], dtype=np.int64)
-    for row, radix in zip(codes, radices.tolist(), strict=True):
-        keys *= radix
-        keys += row
-    return keys
-
-
-def _unique_pairs(found: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[np.ndarray, np.ndarray]:
-    if not found:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    flat = np.concatenate([i.astype(np.int64) * m + j for i, j in found])
-    flat.sort()  # then drop repeats: several times faster than np.unique's hashing on these sizes
-    if len(flat):
-        flat = flat[np.concatenate([[True], flat[1:] != flat[:-1]])]
-    return flat // m, flat % m

@@ -140,11 +140,11 @@ def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) 
         rows = p_spans[members, 0][:, None] + np.arange(k)
         cols = g_spans[members, 0][:, None] + np.arange(width)
         blocks = weights[rows[:, :, None], cols[:, None, :]]
-        values[members] = _assignment_values(blocks if k <= width else blocks.transpose(0, 2, 1))
+        values[members] = assignment_values(blocks if k <= width else blocks.transpose(0, 2, 1))
     return values
 
 
-def _assignment_values(blocks: np.ndarray) -> np.ndarray:
+def assignment_values(blocks: np.ndarray) -> np.ndarray:
     """Maximum assignment value of each block (k rows <= width columns), cheapest exact method first."""
     count, k, width = blocks.shape
     if k == 1:

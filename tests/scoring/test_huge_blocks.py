@@ -4,13 +4,13 @@ pairs scipy returns on the whole matrix, ties included; huge nested blocks are p
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy import sparse
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 import oeb
 import oeb.scoring.document
@@ -18,43 +18,9 @@ from oeb.scoring import pairing, sparse_solver
 from oeb.scoring.sparse_solver import sparse_pairing
 from oeb.scoring.weights import Columns
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def table(rng: random.Random, rows: int, cardinalities: list[int], *, noise: float) -> tuple[list[dict], list[dict]]:
-    """Gold rows with an id and a few columns of some cardinality; a prediction that drops, misreads,
-    leaves out values, duplicates and invents rows (the ties the solver must break as scipy does)."""
-
-    def values(present: float) -> dict:
-        return {
-            ("k", f"c{c}"): str(rng.randrange(card)) for c, card in enumerate(cardinalities) if rng.random() < present
-        }
-
-    gold = [{("k", "id"): f"id{r}", **values(1.0)} for r in range(rows)]
-    pred = []
-    for row in gold:
-        if rng.random() < noise:
-            continue
-        row = dict(row)
-        if rng.random() < noise:
-            row[("k", "id")] = "wrong"
-        if rng.random() < noise:
-            row.pop(("k", "c0"), None)
-        pred.append(row)
-        if rng.random() < noise:
-            pred.append(dict(row))
-    pred.extend({("k", "id"): f"new{r}", **values(0.7)} for r in range(int(rows * noise) + rng.randrange(3)))
-    rng.shuffle(pred)
-    return pred, gold
-
-
-def scipy_pairs(pred: list[dict], gold: list[dict], scale: int) -> list[tuple[int, int]]:
-    """SCORING.md 5.5 read literally: `[W·(n+m+1) | I_n]` built with scipy's sparse operations and
-    solved by `min_weight_full_bipartite_matching(maximize=True)`; pairs kept in the real columns."""
-    matched, shared = Columns(pred, gold).counts()
-    weights = sparse.csr_array(np.where(matched >= 1, matched * scale + shared, 0).astype(np.float64))
-    n, m = weights.shape
-    graph = sparse.hstack([weights * float(n + m + 1), sparse.identity(n, format="csr")], format="csr")
-    cols = min_weight_full_bipartite_matching(graph, maximize=True)[1]
-    return sorted((i, int(j)) for i, j in enumerate(cols) if j < m and weights[i, j] > 0)
+from tables import scipy_pairs, table
 
 
 @settings(max_examples=300, deadline=None)

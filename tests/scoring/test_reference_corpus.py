@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_cases as rc
 
 import oeb
+from oeb.scoring import pairing
 
 CORPUS = Path(__file__).resolve().parent / "data" / "reference_random.jsonl"
 LINES: list[dict[str, Any]] = list(rc.iter_corpus(CORPUS)) if CORPUS.exists() else []
@@ -53,6 +54,15 @@ def test_the_corpus_is_there() -> None:
 
 @pytest.mark.parametrize("line", LINES, ids=[line["name"] for line in LINES])
 def test_oeb_agrees_with_the_reference(line: dict[str, Any]) -> None:
+    diffs = rc.replay(oeb.score, line)
+    assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
+
+
+@pytest.mark.parametrize("line", LINES[::3], ids=[line["name"] for line in LINES[::3]])
+def test_oeb_agrees_with_the_reference_with_every_block_solved_lazily(monkeypatch, line: dict[str, Any]) -> None:
+    """Every dense block, however small, through `oeb.scoring.dense_solver` (which large blocks use)."""
+    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
+    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
     diffs = rc.replay(oeb.score, line)
     assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
 

@@ -1,0 +1,67 @@
+"""Generated tables for the solvers of large blocks, and scipy's answers on their whole matrix."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+from oeb.scoring.weights import Columns
+
+
+def table(rng: random.Random, rows: int, cardinalities: list[int], *, noise: float) -> tuple[list[dict], list[dict]]:
+    """Gold rows with an id and a few columns of some cardinality; a prediction that drops, misreads,
+    leaves out values, duplicates and invents rows (the ties the solver must break as scipy does)."""
+
+    def values(present: float) -> dict:
+        return {
+            ("k", f"c{c}"): str(rng.randrange(card)) for c, card in enumerate(cardinalities) if rng.random() < present
+        }
+
+    gold = [{("k", "id"): f"id{r}", **values(1.0)} for r in range(rows)]
+    pred = []
+    for row in gold:
+        if rng.random() < noise:
+            continue
+        row = dict(row)
+        if rng.random() < noise:
+            row[("k", "id")] = "wrong"
+        if rng.random() < noise:
+            row.pop(("k", "c0"), None)
+        pred.append(row)
+        if rng.random() < noise:
+            pred.append(dict(row))
+    pred.extend({("k", "id"): f"new{r}", **values(0.7)} for r in range(int(rows * noise) + rng.randrange(3)))
+    rng.shuffle(pred)
+    return pred, gold
+
+
+def scipy_pairs(pred: list[dict], gold: list[dict], scale: int) -> list[tuple[int, int]]:
+    """SCORING.md 5.5 read literally: `[W·(n+m+1) | I_n]` built with scipy's sparse operations and
+    solved by `min_weight_full_bipartite_matching(maximize=True)`; pairs kept in the real columns."""
+    matched, shared = Columns(pred, gold).counts()
+    weights = sparse.csr_array(np.where(matched >= 1, matched * scale + shared, 0).astype(np.float64))
+    n, m = weights.shape
+    graph = sparse.hstack([weights * float(n + m + 1), sparse.identity(n, format="csr")], format="csr")
+    cols = min_weight_full_bipartite_matching(graph, maximize=True)[1]
+    return sorted((i, int(j)) for i, j in enumerate(cols) if j < m and weights[i, j] > 0)
+
+
+def nested_lists(rng: random.Random, rows: int, cardinality: int) -> list[list[dict]]:
+    """Each row's nested rows (0 to 3 of them, two values each), as named values."""
+    return [
+        [
+            {("k", "t"): str(rng.randrange(cardinality)), ("k", "n"): str(rng.randrange(3 * cardinality))}
+            for _ in range(rng.choice([0, 0, 1, 2, 3]))
+        ]
+        for _ in range(rows)
+    ]
+
+
+def scipy_dense_pairs(weights: np.ndarray) -> list[tuple[int, int]]:
+    """`linear_sum_assignment(-W)` as the reference calls it (rows the smaller side)."""
+    rows, cols = linear_sum_assignment(-weights.astype(np.float64))
+    return list(zip(rows.tolist(), cols.tolist(), strict=True))

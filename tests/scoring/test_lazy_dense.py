@@ -1,0 +1,128 @@
+"""Large dense blocks solved without their matrix: scipy's `linear_sum_assignment` step for step on
+the pairs that can change its path. The pairs must be scipy's on the whole matrix, ties included."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import oeb
+import oeb.scoring.document
+from oeb.scoring import dense_solver, pairing
+from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
+from oeb.scoring.weights import Columns
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tables import nested_lists, scipy_dense_pairs, table
+
+
+def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int, nested: int) -> PricedBlock:
+    """A block of these rows; with `nested` > 0, each row also holds a nested array (values of that cardinality)."""
+    arrays = []
+    if nested:
+        arrays.append(NestedArrays(nested_lists(rng, len(rows), nested), nested_lists(rng, len(cols), nested), scale))
+    return PricedBlock(Block(Columns(rows, cols), scale), arrays)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    rows=st.integers(1, 60),
+    noise=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
+    cardinalities=st.lists(st.sampled_from([1, 2, 3, 5, 40, 1000]), min_size=1, max_size=4),
+    scale=st.sampled_from([7, 100, 1000]),
+    nested=st.sampled_from([0, 1, 2, 5]),
+)
+def test_the_pairs_are_scipys_on_the_whole_matrix(
+    seed: int, rows: int, noise: float, cardinalities: list[int], scale: int, nested: int
+) -> None:
+    rng = random.Random(seed)
+    pred, gold = table(rng, rows, cardinalities, noise=noise)
+    small, large = sorted((pred, gold), key=len)
+    assume(small)
+    block = block_of(rng, small, large, scale, nested)
+    weights = block.row_weights(np.arange(block.n))
+    assert dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 10**6), nested=st.sampled_from([0, 1, 2, 5]))
+def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -> None:
+    """Pairs priced one by one, rows priced against every column, and the scorer's own pricing of
+    the same rows (per pair as SCORING.md 5.3 says) agree."""
+    rng = random.Random(seed)
+    rows = [
+        {
+            "k": rng.choice("abc"),
+            "n": rng.randrange(5),
+            "tags": [{"t": rng.choice("xyz"), "w": rng.randrange(3)} for _ in range(rng.randint(0, 3))],
+        }
+        for _ in range(rng.randint(1, 12))
+    ]
+    other = [dict(row, n=rng.randrange(5)) for row in rows] + [{"k": "a", "tags": [{"t": "x"}]}]
+    aligner = pairing.Aligner(scale=[100, 7][nested % 2], positional=frozenset())
+    p_rows = oeb.scoring.document.flatten({"rows": rows}, {}, oeb.states_nothing, oeb.canonical_key)[0]
+    g_rows = oeb.scoring.document.flatten({"rows": other}, {}, oeb.states_nothing, oeb.canonical_key)[0]
+    pi = list(p_rows.arrays[(("k", "rows"),)].rows.values())
+    gi = list(g_rows.arrays[(("k", "rows"),)].rows.values())
+    expected = np.array([[aligner.weight(p, g) for g in gi] for p in pi], dtype=np.int64)
+    path = (("k", "tags"),)
+    arrays = [NestedArrays(aligner._nested_values(pi, path), aligner._nested_values(gi, path), aligner.scale)]
+    flat = Block(Columns([aligner.priced(p)[0] for p in pi], [aligner.priced(g)[0] for g in gi]), aligner.scale)
+    block = PricedBlock(flat, arrays)
+    assert (block.row_weights(np.arange(len(pi))) == expected).all()
+    i, j = np.nonzero(np.ones_like(expected))
+    assert (block.weights(i, j) == expected[i, j]).all()
+    # The bound holds for every pair that shares no rare value.
+    rare = set(zip(*(x.tolist() for x in block.rare_pairs), strict=True))
+    for a, b in zip(i.tolist(), j.tolist(), strict=True):
+        if (a, b) not in rare:
+            assert expected[a, b] <= block.bounds[a]
+
+
+def test_too_much_pricing_gives_the_block_back_to_the_matrix(monkeypatch) -> None:
+    rng = random.Random(4)
+    pred, gold = table(rng, 40, [2, 3], noise=0.5)
+    small, large = sorted((pred, gold), key=len)
+    block = PricedBlock(Block(Columns(small, large), 100), [])
+    monkeypatch.setattr(dense_solver, "MIN_PRICED_ROWS", 0)
+    monkeypatch.setattr(dense_solver, "PRICED_SHARE", 0.0)
+    assert dense_solver.dense_pairing(block) is None
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
+def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float) -> None:
+    """Verdicts included, with nested arrays, whichever way each block is solved."""
+    rng = random.Random(7)
+    gold_rows = [
+        {
+            "uid": f"U{r}",
+            "kind": rng.choice("abc"),
+            "country": rng.choice(["Cuba", "Iran", "Syria"]),
+            "aliases": [
+                {"type": rng.choice(["aka", "fka"]), "name": rng.choice("xyzw")} for _ in range(rng.randint(0, 3))
+            ],
+        }
+        for r in range(120)
+    ]
+    pred_rows = [dict(r) for r in gold_rows if rng.random() >= noise]
+    pred_rows += [dict(rng.choice(gold_rows)) for _ in range(int(noise * 30))]
+    pred_rows += [
+        {"uid": "new", "kind": "a", "aliases": [{"type": "aka", "name": "x"}]} for _ in range(int(noise * 20))
+    ]
+    rng.shuffle(pred_rows)
+    gold, pred = {"rows": gold_rows}, {"rows": pred_rows}
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 10**12)
+    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 10**12)
+    expected = oeb.score(pred, gold, schema, verdicts=True)
+    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
+    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
+    assert oeb.score(pred, gold, schema, verdicts=True) == expected
