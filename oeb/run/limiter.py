@@ -1,13 +1,14 @@
 """The rate limit of the run's system, kept by the driver.
 
-The driver submits every call of the run, so one schedule there bounds the calls of every actor on
-every node, and a call costs no round trip to a limiter. Starts are booked 1% more than 1/per_second
-apart, so no one-second window holds more than `per_second` of them, even counted where the calls
-really start (a few milliseconds off the booking: the time Ray takes to deliver a call varies). A
-call is submitted with its start already booked, as a delay the actor waits out after reading the
-document, so the pace does not depend on when the driver wakes. (The cap on calls at once is the
-driver's count of calls submitted and not yet back, which always covers the vendor call itself: see
-`predict_rows`.)
+The driver submits every attempt of the run, first attempts and retries alike, so one schedule there
+bounds the attempts of every actor on every node, and a call costs no round trip to a limiter. A
+retry takes the first start free once its back-off is over (`due`). Starts are booked 1% more than
+1/per_second apart, so no one-second window holds more than `per_second` of them, even counted where
+the calls really start (a few milliseconds off the booking: the time Ray takes to deliver a call
+varies). A call is submitted with its start already booked, as a delay the actor waits out after
+reading the document, so the pace does not depend on when the driver wakes. (The cap on calls at
+once is the driver's count of calls submitted and not yet back, which always covers the vendor call
+itself, and never a retry waiting out its back-off: see `predict_rows`.)
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ class StartSchedule:
     def wait(self) -> float:
         """Seconds until a start may be booked (one at most `AHEAD` seconds away)."""
         return max(0.0, self.next_start - AHEAD - time.monotonic())
+
+    def due(self, not_before: float) -> bool:
+        """Whether a call that must not start before `not_before` (a retry's back-off) may take the next
+        start: taking it no sooner leaves no gap in the schedule for fresh calls to lose."""
+        return not_before <= max(time.monotonic(), self.next_start)
 
     def book(self) -> float:
         """Book the next start for a call submitted now; returns the seconds until it."""

@@ -7,11 +7,12 @@ The run engine needs only this front door:
     record = oeb.systems.predict(adapter, question, timeout=1800.0)
 
 `predict` returns the document's record (HARNESS.md 3.5) and raises a `StopRun` when the whole run
-must stop. Nothing here knows how or where it is scheduled.
+must stop; `predict_attempt` makes one attempt and hands a transient failure back as a `Retry`, for
+a caller that schedules retries itself. Nothing here knows how or where it is scheduled.
 """
 
 from oeb.systems.base import Adapter, Budget, Call, Cost, Question, RetryPolicy
-from oeb.systems.document import predict, reread
+from oeb.systems.document import Asking, Retry, predict, predict_attempt, reread
 from oeb.systems.errors import (
     TRANSIENT_STATUSES,
     AccountFailure,
@@ -36,6 +37,7 @@ __all__ = [
     "TRANSIENT_STATUSES",
     "AccountFailure",
     "Adapter",
+    "Asking",
     "Budget",
     "Call",
     "ConnectionRefused",
@@ -46,6 +48,7 @@ __all__ = [
     "PluginError",
     "Question",
     "ReadCrashed",
+    "Retry",
     "RetryPolicy",
     "StopRun",
     "SystemFailed",
@@ -57,6 +60,7 @@ __all__ = [
     "get",
     "names",
     "predict",
+    "predict_attempt",
     "question_schema",
     "reread",
 ]

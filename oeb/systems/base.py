@@ -131,7 +131,8 @@ class Budget:
     """One document's time budget, shared by every attempt, poll and back-off sleep.
 
     It also carries the retry policy (for poll retries inside adapters) and the attempt number, so
-    simulated systems can vary their behaviour per attempt deterministically.
+    simulated systems can vary their behaviour per attempt deterministically. `spent` is what earlier
+    attempts already used, when a document's next attempt runs elsewhere (`predict_attempt`).
     """
 
     def __init__(
@@ -140,12 +141,13 @@ class Budget:
         *,
         policy: RetryPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
+        spent: float = 0.0,
     ) -> None:
         self.seconds = seconds
         self.policy = policy or RetryPolicy()
         self.attempt = 1
         self._clock = clock
-        self._start = clock()
+        self._start = clock() - spent
 
     def elapsed(self) -> float:
         return self._clock() - self._start

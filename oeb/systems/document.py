@@ -1,16 +1,20 @@
 """Asking one system about one document: the time budget, retries, what stops a run, and the
-record that results (HARNESS.md 3.3 and 3.5). The run engine calls `predict` once per document, in
-whatever worker it likes; `oeb predict` calls it too, so both follow the same rules.
+record that results (HARNESS.md 3.3 and 3.5). `oeb predict` calls `predict`, which sleeps out each
+back-off; the run engine calls `predict_attempt` once per attempt, in whatever worker it likes, and
+waits out the back-offs itself so that retries take their starts from its rate limit. Both follow
+the same rules.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 import errno
 import functools
 import importlib.metadata
 import json
+import time
 import traceback
 from collections.abc import Iterator
 from typing import Any
@@ -109,49 +113,85 @@ def _error(failure: SystemFailed) -> dict[str, Any]:
     }
 
 
-def _ask(adapter: Adapter, question: Question, budget: Budget) -> tuple[Call | None, SystemFailed | None, Cost, int]:
-    """Attempts until an answer, a final failure, or the budget is spent; returns the answer or
-    failure, the summed cost of every attempt, and the number of attempts."""
-    policy = budget.policy
-    cost = Cost()
-    attempt = 0
-    while True:
-        attempt += 1
-        budget.attempt = attempt
-        try:
-            answer = adapter.call(question, budget)
-        except SystemFailed as failure:
-            _stop(adapter, failure)
-            cost = cost + (failure.cost or Cost())
-            if not failure.transient or attempt > policy.retries:
-                return None, failure, cost, attempt
-            wait = policy.delay(attempt, failure.retry_after)
-            if wait >= budget.remaining():
-                spent = SystemTimeout(
-                    f"the {budget.seconds:g}-second budget was spent over {attempt} attempts; "
-                    f"last failure: {failure.message}",
-                    body=failure.body,
-                    sent=failure.sent,
-                    job_id=failure.job_id,
-                )
-                spent.__cause__ = failure
-                return None, spent, cost, attempt
-            budget.sleep(wait)
-        except Exception as bug:
-            if _refused(bug):
-                raise _refusal(adapter) from bug
-            bug.add_note(f"(in {type(adapter).__name__} while predicting {question.document})")
-            raise
-        else:
-            if not isinstance(answer, Call):
-                raise TypeError(f"{type(adapter).__name__}.call returned {type(answer).__name__}, not a Call")
-            if not is_plain(answer.raw):
-                raise TypeError(f"{type(adapter).__name__} returned a raw answer that is not plain JSON")
-            return answer, None, cost + answer.cost, attempt
+@dataclasses.dataclass(frozen=True)
+class Asking:
+    """Where one document's asking stands between two attempts. Picklable, and its start is on the
+    wall clock, so the next attempt may run in another process or on another node and still spend the
+    same budget (HARNESS.md 3.3.1)."""
+
+    started: float
+    """When the first attempt started (`time.time()`): the budget counts from here."""
+    attempts: int = 0
+    cost: Cost = dataclasses.field(default_factory=Cost)
+    """What every attempt so far cost."""
+    failure: SystemFailed | None = None
+    """The last attempt's failure, named if the budget is spent before the next attempt starts."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Retry:
+    """A transient failure worth asking again about: after `wait` seconds, passing `asking` back."""
+
+    wait: float
+    asking: Asking
+
+
+def _spent(budget: Budget, attempts: int, failure: SystemFailed) -> SystemTimeout:
+    spent = SystemTimeout(
+        f"the {budget.seconds:g}-second budget was spent over {attempts} attempts; last failure: {failure.message}",
+        body=failure.body,
+        sent=failure.sent,
+        job_id=failure.job_id,
+    )
+    spent.__cause__ = failure
+    return spent
+
+
+def _ask(
+    adapter: Adapter, question: Question, budget: Budget, asking: Asking
+) -> tuple[Call | None, SystemFailed | None, Asking] | Retry:
+    """The next attempt, unless the budget was spent waiting for it: the answer or the final failure
+    (with the attempts and their summed cost), or a `Retry` when a transient failure leaves budget
+    for its back-off."""
+    if asking.failure is not None and budget.expired():
+        return None, _spent(budget, asking.attempts, asking.failure), asking
+    attempt = asking.attempts + 1
+    budget.attempt = attempt
+    try:
+        answer = adapter.call(question, budget)
+    except SystemFailed as failure:
+        _stop(adapter, failure)
+        asking = Asking(asking.started, attempt, asking.cost + (failure.cost or Cost()), failure)
+        if not failure.transient or attempt > budget.policy.retries:
+            return None, failure, asking
+        wait = budget.policy.delay(attempt, failure.retry_after)
+        if wait >= budget.remaining():
+            return None, _spent(budget, attempt, failure), asking
+        return Retry(wait, asking)
+    except Exception as bug:
+        if _refused(bug):
+            raise _refusal(adapter) from bug
+        bug.add_note(f"(in {type(adapter).__name__} while predicting {question.document})")
+        raise
+    if not isinstance(answer, Call):
+        raise TypeError(f"{type(adapter).__name__}.call returned {type(answer).__name__}, not a Call")
+    if not is_plain(answer.raw):
+        raise TypeError(f"{type(adapter).__name__} returned a raw answer that is not plain JSON")
+    return answer, None, dataclasses.replace(asking, attempts=attempt, cost=asking.cost + answer.cost)
 
 
 def _cost(cost: Cost, wall_s: float, attempts: int) -> dict[str, Any]:
     return {**dataclasses.asdict(cost), "wall_s": round(wall_s, 1), "attempts": attempts}
+
+
+def _redacted(asking: Asking, secrets: list[str]) -> Asking:
+    """`asking` with no key in its failure's message, body or schema, to be handed out of this layer."""
+    if asking.failure is None:
+        return asking
+    clean = copy.copy(asking.failure)
+    clean.args = (_redact(clean.message, secrets),)
+    clean.body, clean.sent = _redact(clean.body, secrets), _redact(clean.sent, secrets)
+    return dataclasses.replace(asking, failure=clean)
 
 
 def predict(
@@ -165,15 +205,44 @@ def predict(
 
     The record (HARNESS.md 3.5: `system, options, package, output, raw, sent, error, cost, job_id,
     timeout_s, captured_at`) has `output` set on success and `error` set on a recorded failure.
-    Transient failures are retried per `policy` (default: the adapter's) inside the one budget.
+    Transient failures are retried per `policy` (default: the adapter's) inside the one budget,
+    sleeping out each back-off here.
     Raises a `StopRun` for a missing key, an account failure, a refused connection or a crashed
     reader (`ReadCrashed.record` is then the unread record to save); any other exception is a bug.
     The schema is sent as given: apply `question_schema` first to ask what a run asks.
     """
+    outcome = predict_attempt(adapter, question, timeout=timeout, policy=policy)
+    while isinstance(outcome, Retry):
+        time.sleep(outcome.wait)
+        outcome = predict_attempt(adapter, question, timeout=timeout, policy=policy, asking=outcome.asking)
+    return outcome
+
+
+def predict_attempt(
+    adapter: Adapter,
+    question: Question,
+    *,
+    timeout: float = 1800.0,
+    policy: RetryPolicy | None = None,
+    asking: Asking | None = None,
+) -> dict[str, Any] | Retry:
+    """One attempt of `predict`: the record, or a `Retry` to wait out and pass back as `asking`.
+
+    For a caller that schedules attempts itself (the run engine books each retry's start against
+    its rate limit, then runs it in any worker). The budget counts from the first attempt's start,
+    waits included: an attempt resumed after it is spent ends as `SystemTimeout` with no call. Raises
+    as `predict` does; the `Retry` holds no key.
+    """
     adapter.check_keys()
     secrets = adapter.secrets()
-    budget = Budget(timeout, policy=policy or adapter.retry)
-    answer, failure, cost, attempts = _ask(adapter, question, budget)
+    now = time.time()
+    asking = asking or Asking(started=now)
+    budget = Budget(timeout, policy=policy or adapter.retry, spent=now - asking.started)
+    outcome = _ask(adapter, question, budget, asking)
+    if isinstance(outcome, Retry):
+        return Retry(outcome.wait, _redacted(outcome.asking, secrets))
+    answer, failure, asking = outcome
+    cost, attempts = asking.cost, asking.attempts
     wall_s = budget.elapsed()
     output = None
     if answer is not None:

@@ -1,8 +1,9 @@
 """What can go wrong when a system is asked about one document, sorted by what the run does next.
 
 * **Transient** — a `SystemFailed` whose HTTP `status` is in `TRANSIENT_STATUSES` (429, 5xx). The
-  engine retries the document inside its time budget (`oeb.systems.predict` does it). Transience is
-  decided by the status alone, never by message text, so the same class covers both kinds.
+  document is asked again inside its time budget (`oeb.systems.predict_attempt` says when).
+  Transience is decided by the status alone, never by message text, so the same class covers both
+  kinds.
 * **Final** — any other `SystemFailed`, and its never-retried kinds `SystemTimeout`,
   `SystemUnreachable`, `Unreadable` and `DialectError`. Recorded as the document's `error`; the
   document scores 0 and the run goes on.
