@@ -34,6 +34,8 @@ NESTED_MAX_SIDE = 20_000
 # Dense blocks from this many cells are solved without their matrix (oeb.scoring.dense_solver).
 LAZY_FLAT_CELLS = 1_000_000
 LAZY_NESTED_CELLS = 2_500
+# The nested rows of this many pairs about to be aligned are priced in one block per path.
+PRICED_TOGETHER_PAIRS = 20
 # Nested rows of one block priced together in one matrix up to this many cells, else pair by pair.
 INNER_MATRIX_LIMIT = 16_000_000
 OUTER_PAIRS_PER_BATCH = 2_000_000
@@ -52,6 +54,7 @@ class Aligner:
         self._worth: dict[tuple[int, int], tuple[int, int]] = {}
         self._names: dict[Path, bool] = {}
         self._texts: dict[Path, tuple[tuple[str, str], ...]] = {}  # rows of a table share their suffixes
+        self._priced_in: dict[int, tuple[Block, int]] = {}  # nested rows priced together: index (gold: -1-index)
 
     # --- which arrays are compared by position ---------------------------------------------
 
@@ -223,10 +226,17 @@ class Aligner:
                 return None
             nested.append(NestedArrays(row_lists, col_lists, self.scale))
         flat = Block(Columns([self.priced(r)[0] for r in rows], [self.priced(c)[0] for c in cols]), self.scale)
-        pairs = dense_pairing(PricedBlock(flat, nested))
-        if pairs is None or not transposed:
-            return pairs
-        return [(j, i) for i, j in pairs]
+        block = PricedBlock(flat, nested)
+        pairs = dense_pairing(block)
+        if pairs is None:
+            return None
+        # What the chosen pairs are worth, for `best_pairing` to keep them: known from the block.
+        i, j = (np.array(side, dtype=np.int64) for side in zip(*pairs, strict=True))
+        for a, b, weight in zip(i.tolist(), j.tolist(), block.weights(i, j).tolist(), strict=True):
+            if weight:
+                p, g = (cols[b], rows[a]) if transposed else (rows[a], cols[b])
+                self._worth[(id(p), id(g))] = divmod(weight, self.scale)
+        return [(j, i) for i, j in pairs] if transposed else pairs
 
     def _nested_values(self, rows: list[Row], path: Path) -> list[list[dict[Path, str]]] | None:
         """Each row's nested rows at `path` as their named values; None if any holds arrays to pair."""
@@ -252,6 +262,9 @@ class Aligner:
         """The pair-weight matrix: equal values times `scale` plus shared addresses, 0 without a match."""
         n, m = len(pi), len(gi)
         if n * m < PER_CELL_LIMIT:
+            found = self._priced_together(pi, gi) if self._priced_in else None
+            if found is not None:
+                return found
             return np.array([[self.weight(p, g) for g in gi] for p in pi], dtype=np.float64).reshape(n, m)
         matched, shared = self._columns(pi, gi).counts()
         self._add_nested(pi, gi, matched, shared)
@@ -346,8 +359,49 @@ class Aligner:
                 p_row.label = f"p{p_row.index}"
             for p_row, g_row, _, _ in pairs:
                 p_row.label = g_row.index
+            if len(pairs) >= PRICED_TOGETHER_PAIRS:
+                self._price_nested_together(pairs)
             for p_row, g_row, _, _ in pairs:
                 self.align(p_row, g_row)
+
+    def _price_nested_together(self, pairs: list[tuple[Row, Row, int, int]]) -> None:
+        """Price the flat nested rows of all these pairs in one block per path, before each pair's
+        small nested arrays are aligned one by one (`_weights` then reads their cells from it)."""
+        found: dict[Path, tuple[list[Row], list[Row]]] = {}
+        for p_row, g_row, _, _ in pairs:
+            for path, p_array in p_row.arrays.items():
+                g_array = g_row.arrays.get(path)
+                if g_array is not None and not self.is_positional(p_array.pattern):
+                    p_rows, g_rows = found.setdefault(path, ([], []))
+                    p_rows.extend(p_array.rows.values())
+                    g_rows.extend(g_array.rows.values())
+        for p_rows, g_rows in found.values():
+            p_named = [self.priced(row) for row in p_rows]
+            g_named = [self.priced(row) for row in g_rows]
+            if any(nested for _, nested in p_named) or any(nested for _, nested in g_named):
+                continue
+            block = Block(Columns([named for named, _ in p_named], [named for named, _ in g_named]), self.scale)
+            self._priced_in.update((id(row), (block, index)) for index, row in enumerate(p_rows))
+            self._priced_in.update((id(row), (block, -1 - index)) for index, row in enumerate(g_rows))
+
+    def _priced_together(self, pi: list[Row], gi: list[Row]) -> np.ndarray | None:
+        """The weights of a small block whose rows were all priced in one block, if they were."""
+        first = self._priced_in.get(id(pi[0]))
+        if first is None:
+            return None
+        block = first[0]
+        p_index, g_index = [], []
+        for rows, indices in ((pi, p_index), (gi, g_index)):
+            for row in rows:
+                found = self._priced_in.get(id(row))
+                if found is None or found[0] is not block:
+                    return None
+                indices.append(found[1])
+        if min(p_index) < 0 or max(g_index) >= 0:
+            return None
+        i = np.repeat(np.array(p_index), len(gi))
+        j = np.tile(-1 - np.array(g_index), len(pi))
+        return block.weights(i, j).astype(np.float64).reshape(len(pi), len(gi))
 
 
 def _all_leaves(row: Row) -> Iterable[tuple[Path, Leaf]]:
