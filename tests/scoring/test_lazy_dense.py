@@ -122,7 +122,9 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float) -> 
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
     monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 10**12)
     monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 10**12)
+    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 10**12)
     expected = oeb.score(pred, gold, schema, verdicts=True)
     monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected

@@ -60,9 +60,11 @@ def test_oeb_agrees_with_the_reference(line: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("line", LINES[::3], ids=[line["name"] for line in LINES[::3]])
 def test_oeb_agrees_with_the_reference_with_every_block_solved_lazily(monkeypatch, line: dict[str, Any]) -> None:
-    """Every dense block, however small, through `oeb.scoring.dense_solver` (which large blocks use)."""
+    """Every dense block, however small, through `oeb.scoring.dense_solver`, and the nested rows of
+    every set of pairs priced together (both are what large documents use)."""
     monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
     diffs = rc.replay(oeb.score, line)
     assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
 
