@@ -32,7 +32,7 @@ NESTED_DENSE_LIMIT = 250_000_000
 NESTED_MIXED_LIMIT = 500_000_000
 NESTED_MAX_SIDE = 20_000
 # Dense blocks from this many cells are solved without their matrix (oeb.scoring.dense_solver).
-LAZY_FLAT_CELLS = 1_000_000
+LAZY_FLAT_CELLS = 4_000_000
 LAZY_NESTED_CELLS = 2_500
 # The nested rows of this many pairs about to be aligned are priced in one block per path.
 PRICED_TOGETHER_PAIRS = 20
@@ -149,13 +149,15 @@ class Aligner:
     def _assign(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         n, m = len(pi), len(gi)
         cells = n * m
-        common_nested = self._nested_paths(pi) & self._nested_paths(gi)
         if cells <= DENSE_LIMIT:
-            if cells >= (LAZY_NESTED_CELLS if common_nested else LAZY_FLAT_CELLS):
-                found = self._lazy_dense(pi, gi, common_nested)
-                if found is not None:
-                    return found
+            if cells >= LAZY_NESTED_CELLS:
+                common_nested = self._nested_paths(pi) & self._nested_paths(gi)
+                if cells >= LAZY_FLAT_CELLS or common_nested:
+                    found = self._lazy_dense(pi, gi, common_nested)
+                    if found is not None:
+                        return found
             return _dense(self._weights(pi, gi))
+        common_nested = self._nested_paths(pi) & self._nested_paths(gi)
         if not common_nested:
             return self._flat_huge(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
