@@ -5,11 +5,18 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from hypothesis import strategies as st
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from oeb.scoring.weights import Columns
+
+# What the solvers' property tests draw: how noisy a prediction is, the cardinality of each column
+# besides the id (1: every row equal there), and the scale of a pair's weight.
+NOISES = st.sampled_from([0.0, 0.05, 0.2, 0.5])
+CARDINALITIES = st.lists(st.sampled_from([1, 2, 3, 5, 40, 1000]), min_size=1, max_size=4)
+SCALES = st.sampled_from([7, 100, 1000])
 
 
 def table(rng: random.Random, rows: int, cardinalities: list[int], *, noise: float) -> tuple[list[dict], list[dict]]:

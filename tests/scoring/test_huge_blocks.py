@@ -20,16 +20,16 @@ from oeb.scoring.weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tables import scipy_pairs, table
+from tables import CARDINALITIES, NOISES, SCALES, scipy_pairs, table
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     seed=st.integers(0, 10**6),
     rows=st.integers(1, 80),
-    noise=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
-    cardinalities=st.lists(st.sampled_from([1, 2, 3, 5, 40, 1000]), min_size=1, max_size=4),
-    scale=st.sampled_from([7, 100, 1000]),
+    noise=NOISES,
+    cardinalities=CARDINALITIES,
+    scale=SCALES,
     swap=st.booleans(),
 )
 def test_the_pairs_are_scipys_on_the_whole_matrix(

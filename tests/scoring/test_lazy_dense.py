@@ -20,7 +20,7 @@ from oeb.scoring.weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tables import nested_lists, scipy_dense_pairs, table
+from tables import CARDINALITIES, NOISES, SCALES, nested_lists, scipy_dense_pairs, table
 
 
 def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int, nested: int) -> PricedBlock:
@@ -35,9 +35,9 @@ def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int,
 @given(
     seed=st.integers(0, 10**6),
     rows=st.integers(1, 60),
-    noise=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
-    cardinalities=st.lists(st.sampled_from([1, 2, 3, 5, 40, 1000]), min_size=1, max_size=4),
-    scale=st.sampled_from([7, 100, 1000]),
+    noise=NOISES,
+    cardinalities=CARDINALITIES,
+    scale=SCALES,
     nested=st.sampled_from([0, 1, 2, 5]),
 )
 def test_the_pairs_are_scipys_on_the_whole_matrix(
