@@ -46,17 +46,32 @@ def describe(cls: type) -> list[OptionInfo]:
     return infos
 
 
+MAX_DEPTH = 256
+"""Values nested deeper are not plain here: JSON encoders and `repr` recurse, and no option or
+answer of a real system nests this deep."""
+
+
 def is_plain(value: Any) -> bool:
-    """Whether `value` is plain JSON (finite numbers, str-keyed objects)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list | tuple):
-        return all(is_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and is_plain(v) for k, v in value.items())
-    return False
+    """Whether `value` is plain JSON (finite numbers, str-keyed objects) nested at most `MAX_DEPTH`
+    levels. Read without recursion, so a hostile value deeper than Python's stack is just not plain."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or isinstance(item, str | bool | int):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+            continue
+        if depth >= MAX_DEPTH:
+            return False
+        if isinstance(item, list | tuple):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, dict) and all(isinstance(key, str) for key in item):
+            stack.extend((child, depth + 1) for child in item.values())
+        else:
+            return False
+    return True
 
 
 def plain(value: Any) -> Any:
@@ -122,7 +137,10 @@ def validate(cls: type, options: dict[str, Any]) -> dict[str, Any]:
     checked = {}
     for key, value in options.items():
         if not is_plain(value):
-            raise OptionError(f"option {key!r} of {name} must be plain JSON, not {type(value).__name__}")
+            raise OptionError(
+                f"option {key!r} of {name} must be plain JSON (finite numbers, text keys, nested at most "
+                f"{MAX_DEPTH} levels), not this {type(value).__name__}"
+            )
         kinds = _accepted(hints[key])
         if kinds is not None:
             if not any(_fits(value, k) for k in kinds):

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from oeb.dataset import SAMPLE_DATASET
+from oeb.errors import OebError
 from oeb.run import engine
-from oeb.run.config import init_tree, load_config, to_yaml
+from oeb.run.config import check_tree, init_tree, load_config, to_yaml
 from reliability.conftest import assert_refused, oeb_cli, snapshot
 
 DEEP = "[" * 10_000 + "]" * 10_000
@@ -128,3 +129,19 @@ def test_aliases_that_expand_modestly_are_still_accepted(tmp_path: Path) -> None
     ray = "{address: null, actors: *w, rate_limit: {requests_per_second: null, max_in_flight: 0}}"
     config.write_text(config_text(workers="&w 2", ray=ray))
     assert load_config(str(config)).actors() == 2
+
+
+@pytest.mark.parametrize("path", [("system", "mock", "seed"), ("system", "mock"), ("timeout",), ("rows", "only")])
+def test_a_value_nested_deeper_than_pythons_stack_is_refused_in_one_line(path: tuple[str, ...]) -> None:
+    """A config built in Python (no YAML reader's depth limit in between): 800 levels of nesting."""
+    value: object = 1
+    for _ in range(400):
+        value = {"a": [value]}
+    tree = init_tree("mock", SAMPLE_DATASET)
+    node = tree
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(OebError) as refused:
+        check_tree(tree, "built.yaml")
+    assert "\n" not in str(refused.value)
