@@ -83,12 +83,16 @@ class Block:
         found = [_join(self.p_codes[[c]], everyone, self.g_codes[[c]]) for c in self.rare]
         return _unique_pairs(found, self.m)
 
+    def bound_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each pred row, the most equal and shared values a pair sharing no rare value can have:
+        its frequent values, and all its values."""
+        present = self.p_codes >= 0
+        return present[self.frequent].sum(axis=0, dtype=np.int64), present.sum(axis=0, dtype=np.int64)
+
     @cached_property
     def bounds(self) -> np.ndarray:
         """For each pred row, the most any pair sharing no rare value can weigh (0: such pairs weigh 0)."""
-        present = self.p_codes >= 0
-        frequent = present[self.frequent].sum(axis=0, dtype=np.int64)
-        return np.where(frequent >= 1, frequent * self.scale + present.sum(axis=0, dtype=np.int64), 0)
+        return _weights(*self.bound_counts(), self.scale)
 
 
 def _join(p_codes: np.ndarray, rows: np.ndarray, g_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +136,15 @@ def _unique_pairs(found: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[n
     if len(flat):
         flat = flat[np.concatenate([[True], flat[1:] != flat[:-1]])]
     return flat // m, flat % m
+
+
+def beyond_their_floors(indptr: np.ndarray, costs: np.ndarray, floors: list[float]) -> set[int]:
+    """Rows (listed as CSR `indptr`/`costs`) whose lowest listed cost does not beat their floor (a
+    row with none listed: never): a search from them would price them in full, so do it at once."""
+    best = np.full(len(indptr) - 1, INF)
+    listed = np.flatnonzero(np.diff(indptr))
+    best[listed] = np.minimum.reduceat(costs, indptr[listed])
+    return set(np.flatnonzero(np.array(floors) <= best).tolist())
 
 
 def _weights(matched: np.ndarray, shared: np.ndarray, scale: int) -> np.ndarray:
@@ -229,9 +242,7 @@ class PricedBlock:
     def bounds(self) -> np.ndarray:
         """The most a pair sharing no rare value can weigh: it can match each frequent value and each
         nested value at most once."""
-        present = self.flat.p_codes >= 0
-        matched = present[self.flat.frequent].sum(axis=0, dtype=np.int64)
-        shared = present.sum(axis=0, dtype=np.int64)
+        matched, shared = self.flat.bound_counts()
         for nested in self.nested:
             matched += nested.r_values
             shared += nested.r_values

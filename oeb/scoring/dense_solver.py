@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oeb.scoring.blocks import INF, PricedBlock
+from oeb.scoring.blocks import INF, PricedBlock, beyond_their_floors
 
 # Give up when more than this share of the rows (and at least `MIN_PRICED_ROWS`) are priced in full.
 PRICED_SHARE = 0.25
@@ -55,10 +55,10 @@ class _Rows:
         return self.cols[low:high], self.costs[low:high], self.floors[i]
 
     def price_in_full(self, rows: set[int]) -> None:
-        rows_ = np.array(sorted(rows - self.full.keys()), dtype=np.int64)
-        if len(self.full) + len(rows_) > self.limit:
+        new = np.array(sorted(rows - self.full.keys()), dtype=np.int64)
+        if len(self.full) + len(new) > self.limit:
             raise _TooMuchPricing
-        for i, weights in zip(rows_.tolist(), self.block.row_weights(rows_), strict=True):
+        for i, weights in zip(new.tolist(), self.block.row_weights(new), strict=True):
             self.full[i] = -weights.astype(np.float64)
 
 
@@ -68,11 +68,7 @@ def dense_pairing(block: PricedBlock) -> list[tuple[int, int]] | None:
     rows = _Rows(block)
     solver = _Solver(rows)
     try:
-        # Rows whose best listed pair cannot beat their floor would be priced at their search: at once.
-        best = np.full(rows.n, INF)
-        listed = np.flatnonzero(np.diff(rows.indptr))
-        best[listed] = np.minimum.reduceat(rows.costs, rows.indptr[listed])
-        rows.price_in_full(set(np.flatnonzero(np.array(rows.floors) <= best).tolist()))
+        rows.price_in_full(beyond_their_floors(rows.indptr, rows.costs, rows.floors))
         for current in range(rows.n):
             while unsure := solver.search(current):
                 rows.price_in_full(unsure)

@@ -227,8 +227,7 @@ class Aligner:
             if row_lists is None or col_lists is None:
                 return None
             nested.append(NestedArrays(row_lists, col_lists, self.scale))
-        flat = Block(Columns([self.priced(r)[0] for r in rows], [self.priced(c)[0] for c in cols]), self.scale)
-        block = PricedBlock(flat, nested)
+        block = PricedBlock(Block(self._columns(rows, cols), self.scale), nested)
         pairs = dense_pairing(block)
         if pairs is None:
             return None
@@ -244,11 +243,18 @@ class Aligner:
         """Each row's nested rows at `path` as their named values; None if any holds arrays to pair."""
         found = []
         for row in rows:
-            inner = [self.priced(child) for child in self.priced(row)[1].get(path, ())]
-            if any(nested for _, nested in inner):
+            named = self._flat_named(self.priced(row)[1].get(path, []))
+            if named is None:
                 return None
-            found.append([named for named, _ in inner])
+            found.append(named)
         return found
+
+    def _flat_named(self, rows: list[Row]) -> list[dict[Path, str]] | None:
+        """The named values of these rows; None if any holds arrays to pair (a flat block cannot price it)."""
+        priced = [self.priced(row) for row in rows]
+        if any(nested for _, nested in priced):
+            return None
+        return [named for named, _ in priced]
 
     def _columns(self, pi: list[Row], gi: list[Row]) -> Columns:
         """The named values of a block, column by column, as pricing sees them."""
@@ -378,11 +384,10 @@ class Aligner:
                     p_rows.extend(p_array.rows.values())
                     g_rows.extend(g_array.rows.values())
         for p_rows, g_rows in found.values():
-            p_named = [self.priced(row) for row in p_rows]
-            g_named = [self.priced(row) for row in g_rows]
-            if any(nested for _, nested in p_named) or any(nested for _, nested in g_named):
+            p_named, g_named = self._flat_named(p_rows), self._flat_named(g_rows)
+            if p_named is None or g_named is None:
                 continue
-            block = Block(Columns([named for named, _ in p_named], [named for named, _ in g_named]), self.scale)
+            block = Block(Columns(p_named, g_named), self.scale)
             self._priced_in.update((id(row), (block, index)) for index, row in enumerate(p_rows))
             self._priced_in.update((id(row), (block, -1 - index)) for index, row in enumerate(g_rows))
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from oeb.scoring.blocks import INF, PRICE_CHUNK_CELLS, Block
+from oeb.scoring.blocks import INF, PRICE_CHUNK_CELLS, Block, beyond_their_floors
 from oeb.scoring.weights import Columns
 
 # Pairs of rows priced in full kept for later scans (two bytes each on most tables); past this,
@@ -73,10 +73,6 @@ class _Edges:
         low, high = self.indptr[i], self.indptr[i + 1]
         return self.cols[low:high], self.costs[low:high], self.floors[i]
 
-    def best_listed(self) -> np.ndarray:
-        """Each row's lowest listed cost (its escape's -1 at worst)."""
-        return np.minimum.reduceat(self.costs, self.indptr[:-1])
-
     def price_in_full(self, rows: Iterable[int]) -> None:
         """Price these rows against every gold row: their floors no longer hold anything back. Past
         `KEPT_CELLS` a row is not kept but priced again each time it is scanned."""
@@ -94,8 +90,7 @@ class _Edges:
 def sparse_pairing(columns: Columns, scale: int) -> list[tuple[int, int]]:
     """The pairs (pred index, gold index) the reference's sparse solver returns for this block."""
     edges = _Edges(Block(columns, scale))
-    # Rows whose best listed edge cannot beat their floor would be priced in full at their search.
-    edges.price_in_full(np.nonzero(np.array(edges.floors) <= edges.best_listed())[0].tolist())
+    edges.price_in_full(beyond_their_floors(edges.indptr, edges.costs, edges.floors))
     return [(i, j) for i, j in enumerate(lapjvsp(edges).tolist()) if j < edges.m]
 
 
