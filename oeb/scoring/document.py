@@ -147,11 +147,32 @@ def flatten(
     Returns the document as a tree of rows (each array element that holds a value is a row), the
     leaves in document order, and the addresses of the open maps that were skipped.
     """
-    leaves: list[Leaf] = []
-    skipped: list[Address] = []
+    return _Flattening(absent, key_of).run(document, _SchemaView(schema))
 
-    def walk(value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+
+class _Flattening:
+    """One document's walk. A class, not nested closures: two closures calling each other are a
+    reference cycle, which would keep every leaf alive until the cycle collector ran."""
+
+    __slots__ = ("absent", "key_of", "leaves", "skipped")
+
+    def __init__(self, absent: Callable[[Any], bool], key_of: Callable[[Any], str]) -> None:
+        self.absent = absent
+        self.key_of = key_of
+        self.leaves: list[Leaf] = []
+        self.skipped: list[Address] = []
+
+    def run(self, document: dict[str, Any], view: _SchemaView) -> tuple[Row, list[Leaf], list[Address]]:
+        root = Row(None, ())
+        if view.open:
+            self.skipped.append(())
+        elif document:
+            self.walk(document, view, (), root, ())
+        return root, self.leaves, self.skipped
+
+    def walk(self, value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
         """`value` is a non-empty object or array at `address`, read with the (not open) view `here`."""
+        visit = self.visit
         if isinstance(value, dict):
             for key, item in value.items():
                 step = ("k", key)
@@ -168,20 +189,12 @@ def flatten(
         if array.rows:
             row.arrays[relative] = array
 
-    def visit(value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+    def visit(self, value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
         if here.open:
-            skipped.append(address)
+            self.skipped.append(address)
         elif isinstance(value, (dict, list)) and value:
-            walk(value, here, address, row, relative)
-        elif not absent(value):
-            leaf = Leaf(address, value, key_of(value))
-            leaves.append(leaf)
+            self.walk(value, here, address, row, relative)
+        elif not self.absent(value):
+            leaf = Leaf(address, value, self.key_of(value))
+            self.leaves.append(leaf)
             row.leaves.append((relative, leaf))
-
-    root = Row(None, ())
-    view = _SchemaView(schema)
-    if view.open:
-        skipped.append(())
-    elif document:
-        walk(document, view, (), root, ())
-    return root, leaves, skipped
