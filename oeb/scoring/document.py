@@ -8,12 +8,12 @@ scalar to its address, a tuple of `("k", key)` and `("i", index)` steps, while s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from oeb.scoring.rows import Address, Array, Leaf, Row
 from oeb.scoring.schema import is_open_map, items_schema, property_schema, read_node
 
-__all__ = ["states_nothing"]
+__all__ = ["Survey", "states_nothing"]
 
 ENVELOPE_METADATA = frozenset(
     (
@@ -74,25 +74,50 @@ def drop_sidecars(value: Any) -> Any:
     return value
 
 
-def _may_need_preparing(document: Any, prediction: bool) -> bool:
-    """Whether some object could be an envelope (has a `value` key) or a sidecar's sibling (a key
-    with a sidecar suffix): most documents have neither and are used as they are, uncopied."""
+class Survey(NamedTuple):
+    """What one walk over a raw document finds, so that most documents need no second one: whether
+    some object could be an envelope (a `value` key) or a sidecar's sibling (a key with a sidecar
+    suffix; looked for in predictions only), and whether some object has the empty key (only then
+    can two arrays share a name)."""
+
+    envelopes: bool
+    sidecars: bool
+    empty_keys: bool
+
+
+_SIDECAR_ENDINGS = tuple(suffix + "\0" for suffix in SIDECAR_SUFFIXES)
+
+
+def _has_sidecar_suffix(value: dict[Any, Any]) -> bool:
+    try:
+        keys = "\0".join(value) + "\0"  # one scan of the joined keys, not one call per key
+    except TypeError:  # a key that is not text (a document built in Python)
+        return any(isinstance(key, str) and key.endswith(SIDECAR_SUFFIXES) for key in value)
+    return any(ending in keys for ending in _SIDECAR_ENDINGS)
+
+
+def survey(document: Any, *, prediction: bool) -> Survey:
+    envelopes = sidecars = empty_keys = False
     stack = [document]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
-            if "value" in value:
-                return True
-            if prediction and any(isinstance(key, str) and key.endswith(SIDECAR_SUFFIXES) for key in value):
-                return True
-            stack.extend(item for item in value.values() if isinstance(item, (dict, list)))
+            envelopes = envelopes or "value" in value
+            empty_keys = empty_keys or "" in value
+            sidecars = sidecars or (prediction and _has_sidecar_suffix(value))
+            items = value.values()
+        elif isinstance(value, list):
+            items = value
         else:
-            stack.extend(item for item in value if isinstance(item, (dict, list)))
-    return False
+            continue
+        stack.extend(item for item in items if isinstance(item, (dict, list)))
+    return Survey(envelopes, sidecars, empty_keys)
 
 
-def prepare(document: Any, *, prediction: bool) -> dict[str, Any]:
-    if not _may_need_preparing(document, prediction):
+def prepare(document: Any, found: Survey, *, prediction: bool) -> dict[str, Any]:
+    """The document with envelopes unwrapped and (in a prediction) sidecars dropped; the document
+    itself, uncopied, when its survey found neither."""
+    if not (found.envelopes or found.sidecars):
         return document if isinstance(document, dict) else {}
     prepared = unwrap_envelopes(document)
     if prediction:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import array_paths, flatten, prepare, states_nothing
+from oeb.scoring.document import array_paths, flatten, prepare, states_nothing, survey
 from oeb.scoring.pairing import Aligner
 from oeb.scoring.rows import Leaf, Row
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
@@ -71,9 +71,12 @@ def score(
     try:
         with _cyclic_gc_paused():
             resolved = resolve_schema(schema)
-            pred_doc = prepare(pred if pred is not None else {}, prediction=True)
-            gold_doc = prepare(gold if gold is not None else {}, prediction=False)
-            positional = _positional_arrays(order_matters, resolved, (pred, gold, pred_doc, gold_doc))
+            pred_found = survey(pred, prediction=True)
+            gold_found = survey(gold, prediction=False)
+            pred_doc = prepare(pred if pred is not None else {}, pred_found, prediction=True)
+            gold_doc = prepare(gold if gold is not None else {}, gold_found, prediction=False)
+            empty_keys = pred_found.empty_keys or gold_found.empty_keys
+            positional = _positional_arrays(order_matters, resolved, (pred, gold, pred_doc, gold_doc), empty_keys)
             return _Scoring(pred_doc, gold_doc, resolved, positional, absent).result(verdicts)
     except RecursionError:
         raise DocumentTooDeep(
@@ -118,21 +121,23 @@ def _check_documents(pred: Any, gold: Any, schema: Any) -> None:
 
 
 def _positional_arrays(
-    order_matters: Iterable[str] | bool, schema: ResolvedSchema, documents: tuple[Any, ...]
+    order_matters: Iterable[str] | bool, schema: ResolvedSchema, documents: tuple[Any, ...], empty_keys: bool
 ) -> frozenset[str] | bool:
     """The arrays compared by position: `True` for all, else a set of names, each checked.
 
     As the reference does on every call, refuses documents where two different arrays have the
-    same name (possible only through empty keys), since a name could then mean either.
+    same name (possible only through empty keys: the documents' are known from their survey),
+    since a name could then mean either. The documents' arrays are listed only when needed.
     """
     if isinstance(order_matters, str):
         raise ScoreArgumentError(
             f"order_matters takes a list of array names, not one string: write [{order_matters!r}] "
             "(a bare string would be read character by character)"
         )
-    distinct = {id(document): document for document in documents}  # a prepared document is often its raw one
-    paths = schema.array_paths().union(*(array_paths(d) for d in distinct.values()))
-    if any(("k", "") in path for path in paths):
+    paths = schema.array_paths()
+    documents_read = empty_keys or any(("k", "") in path for path in paths)
+    if documents_read:
+        paths = paths | _document_arrays(documents)
         named: dict[str, Address] = {}
         for path in sorted(paths):
             name = array_name(path)
@@ -148,6 +153,8 @@ def _positional_arrays(
     except TypeError:
         kind = type(order_matters).__name__
         raise ScoreArgumentError(f"order_matters takes a list of array names, True or False, not {kind}") from None
+    if names and not documents_read:
+        paths = paths | _document_arrays(documents)
     known = {array_name(path) for path in paths} if names else set()
     for name in names:
         if not isinstance(name, str):
@@ -158,6 +165,11 @@ def _positional_arrays(
             available = f"arrays available: {listed}" if known else "these documents have no arrays"
             raise ScoreOptionError(f"order_matters names {name!r}, which is not an array here; {available}")
     return frozenset(names)
+
+
+def _document_arrays(documents: tuple[Any, ...]) -> set[Address]:
+    distinct = {id(document): document for document in documents}  # a prepared document is often its raw one
+    return set().union(*(array_paths(d) for d in distinct.values()))
 
 
 class _Scoring:

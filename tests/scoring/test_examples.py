@@ -85,3 +85,25 @@ def test_order_matters_that_is_not_a_list_is_refused_on_one_line() -> None:
     for odd in (0, 1, None, 2.5):
         with pytest.raises(oeb.errors.ScoreArgumentError):
             oeb.score({}, {}, {"type": "object"}, order_matters=odd)
+
+
+@pytest.mark.parametrize(
+    ("pred", "gold"),
+    [
+        ({"": {"a": [1]}, "a": [2]}, {"x": 1}),  # in the prediction only
+        ({"x": 1}, {"": {"a": [1]}, "a": [2]}),  # in the gold only
+        ({"": {"t": {"a": [1]}}, "t": {"a": [2]}}, {}),  # deeper
+    ],
+)
+def test_two_arrays_named_alike_through_an_empty_key_are_refused(pred: dict, gold: dict) -> None:
+    """As the reference does (checked against it), with or without `order_matters`."""
+    for order_matters in ((), ["a"], True):
+        with pytest.raises(oeb.errors.ScoreOptionError, match="both named"):
+            oeb.score(pred, gold, {"type": "object"}, order_matters=order_matters)
+
+
+def test_an_empty_key_without_a_clash_is_scored() -> None:
+    result = oeb.score({"": {"b": [1]}, "a": [2]}, {"a": [2]}, {"type": "object"}, order_matters=["a"])
+    assert result["matched"] == 1
+    with pytest.raises(oeb.errors.ScoreOptionError, match="not an array here"):
+        oeb.score({"t": [{"a": 1}]}, {"x": 1}, {"type": "object"}, order_matters=["a"])
