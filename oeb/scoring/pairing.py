@@ -54,6 +54,7 @@ class Aligner:
         self._worth: dict[tuple[int, int], tuple[int, int]] = {}
         self._names: dict[Path, bool] = {}
         self._texts: dict[Path, tuple[tuple[str, str], ...]] = {}  # rows of a table share their suffixes
+        self._orders: dict[tuple[Path, ...], list[tuple[tuple[tuple[str, str], ...], int]]] = {}
         self._priced_in: dict[int, tuple[Block, int]] = {}  # nested rows priced together: index (gold: -1-index)
 
     # --- which arrays are compared by position ---------------------------------------------
@@ -87,13 +88,29 @@ class Aligner:
         if row._content is None:
             named, nested = self.priced(row)
             row._content = (
-                sorted((self._as_text(suffix), key) for suffix, key in named.items()),
+                self._sorted_named(named),
                 sorted(
                     (self._as_text(path), sorted(self.content_key(child) for child in rows))
                     for path, rows in nested.items()
                 ),
             )
         return row._content
+
+    def _sorted_named(self, named: dict[Path, str]) -> list[tuple[tuple[tuple[str, str], ...], str]]:
+        """`sorted((text of suffix, key) ...)`: the rows of a table share their suffixes, so the order
+        is found once per set of suffixes. Not for suffixes with names that are not text: `1` and
+        `True` are one dict key but two texts, and `1` and `"1"` read alike (keys break the tie)."""
+        shape = tuple(named)
+        order = self._orders.get(shape)
+        if order is None:
+            texts = [self._as_text(suffix) for suffix in shape]
+            textual = all(type(name) is str for suffix in shape for kind, name in suffix if kind == "k")
+            if not textual:
+                return sorted(zip(texts, named.values(), strict=True))
+            ranked = sorted(range(len(texts)), key=texts.__getitem__)
+            self._orders[shape] = order = [(texts[k], k) for k in ranked]
+        keys = list(named.values())
+        return [(text, keys[k]) for text, k in order]
 
     def _as_text(self, path: Path) -> tuple[tuple[str, str], ...]:
         """A path with every name as text, as content keys compare it."""

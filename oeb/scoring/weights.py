@@ -8,7 +8,8 @@ many small nested blocks. Only the way they are computed differs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import permutations
+from functools import cache
+from itertools import chain, permutations
 
 import numpy as np
 from scipy import sparse
@@ -22,6 +23,8 @@ DENSE_COLUMN_SHARE = 1 / 16
 SMALL_BLOCK_CELLS = 65_536
 # Brute force over every injective assignment of a small block up to this many assignments.
 MAX_PERMUTATIONS = 720
+# Brute force prices this many cells (block × assignment × row) at a time.
+PERMUTATION_CHUNK_CELLS = 1 << 20
 # Distinct key-sets whose overlaps are tabulated pairwise; more are counted with a sparse product.
 MAX_SIGNATURE_PAIRS = 40_000
 
@@ -53,12 +56,16 @@ class Columns:
 
     def codes(self, column: int) -> tuple[np.ndarray, np.ndarray]:
         """Integer codes of a column's keys per row: -1 where a pred row lacks it, -2 a gold row."""
-        p_codes = np.full(self.n, -1, dtype=np.int32)
-        g_codes = np.full(self.m, -2, dtype=np.int32)
-        for code, (p_rows, g_rows) in enumerate(self.columns[column].values()):
-            p_codes[p_rows] = code
-            g_codes[g_rows] = code
-        return p_codes, g_codes
+        entries = list(self.columns[column].values())
+        found = []
+        for side, size, missing in ((0, self.n, -1), (1, self.m, -2)):
+            lists = [entry[side] for entry in entries]
+            lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+            rows = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+            codes = np.full(size, missing, dtype=np.int32)
+            codes[rows] = np.repeat(np.arange(len(lists), dtype=np.int32), lengths)  # one call, not one per key
+            found.append(codes)
+        return found[0], found[1]
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
@@ -162,17 +169,23 @@ def assignment_values(blocks: np.ndarray) -> np.ndarray:
     if not len(rest):
         return values
     if _permutation_count(width, k) <= MAX_PERMUTATIONS:
-        sub = blocks[rest]
-        best = np.zeros(len(rest), dtype=np.int64)
-        ks = np.arange(k)
-        for chosen in permutations(range(width), k):
-            np.maximum(best, sub[:, ks, chosen].sum(axis=1), out=best)
-        values[rest] = best
+        # Every injective assignment of every block at once: three numpy calls, whatever k and width.
+        chosen = _injections(width, k)
+        step = max(1, PERMUTATION_CHUNK_CELLS // (len(chosen) * k))
+        for start in range(0, len(rest), step):
+            part = rest[start : start + step]
+            values[part] = blocks[part][:, np.arange(k), chosen].sum(axis=2).max(axis=1)
         return values
     for b in rest:
         r, c = linear_sum_assignment(blocks[b], maximize=True)
         values[b] = blocks[b][r, c].sum()
     return values
+
+
+@cache
+def _injections(width: int, k: int) -> np.ndarray:
+    """Every injective assignment of k rows to `width` columns: each one's column of every row."""
+    return np.array(list(permutations(range(width), k)), dtype=np.intp).reshape(-1, k)
 
 
 def _permutation_count(width: int, k: int) -> int:

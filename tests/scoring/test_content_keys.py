@@ -1,0 +1,31 @@
+"""Rows are taken in the order of their content keys, as the reference takes them (SCORING.md
+5.4): each row's (suffix as text, canonical key) pairs, sorted. oeb finds the order of a set of
+suffixes once per table; these check it against the definition on every row."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oeb.scoring.canonical import canonical_key
+from oeb.scoring.document import flatten, states_nothing
+from oeb.scoring.pairing import Aligner
+
+# Dict keys that are one key to Python but different texts (`1`, `True`, `1.0`), or the same text
+# (`1`, `"1"`), around text keys that sort between them.
+KEYS = st.sampled_from([1, True, 1.0, "1", "A", "b", "True", 2, "a.b"])
+ROWS = st.lists(st.dictionaries(KEYS, st.sampled_from(["x", "y", 3]), min_size=1, max_size=5), min_size=1, max_size=8)
+
+
+def _defined(row) -> list:
+    return sorted((tuple((kind, str(name)) for kind, name in suffix), leaf.key) for suffix, leaf in row.leaves)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=ROWS, nested=st.booleans())
+def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], nested: bool) -> None:
+    document = {"t": [{"o": row} for row in rows] if nested else rows}
+    tree, _, _ = flatten(document, {"type": "object"}, states_nothing, canonical_key)
+    aligner = Aligner(1, False)
+    for row in tree.arrays[(("k", "t"),)].rows.values():
+        assert aligner.content_key(row)[0] == _defined(row)
