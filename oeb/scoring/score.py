@@ -196,22 +196,19 @@ class _Scoring:
         gold, pred = self.gold, self.pred
         counts = dict.fromkeys(RESULTS, 0)
         found: list[Verdict] = []
-        both = [(address, leaf, pred.get(address)) for address, leaf in gold.items()]
-        only_pred = [(address, None, leaf) for address, leaf in pred.items() if address not in gold]
-        for address, g, p in both + only_pred:
-            outcome = self._outcome(address, g, p)
+        for address, g in gold.items():
+            p = pred.get(address)
+            outcome = "unfound" if p is None else "matched" if p.key == g.key else "misread"
             counts[outcome] += 1
             if with_verdicts:
-                found.append(
-                    Verdict(
-                        address,
-                        g.raw if g else None,
-                        p.raw if p else None,
-                        g.key if g else None,
-                        p.key if p else None,
-                        outcome,
-                    )
-                )
+                p_raw, p_key = (None, None) if p is None else (p.raw, p.key)
+                found.append(Verdict(address, g.raw, p_raw, g.key, p_key, outcome))
+        for address, p in pred.items():
+            if address not in gold:
+                outcome = self._unpaired(address)
+                counts[outcome] += 1
+                if with_verdicts:
+                    found.append(Verdict(address, None, p.raw, None, p.key, outcome))
         total = sum(counts.values())
         matched = counts["matched"]
         shared = matched + counts["misread"]
@@ -241,11 +238,9 @@ class _Scoring:
             result["verdicts"] = [Verdict(a, None, None, None, None, SKIPPED) for a in self.skipped] + found
         return result
 
-    def _outcome(self, address: Address, gold: Leaf | None, pred: Leaf | None) -> str:
-        if gold is not None and pred is not None:
-            return "matched" if gold.key == pred.key else "misread"
-        if pred is None:
-            return "unfound"
+    def _unpaired(self, address: Address) -> str:
+        """A predicted value with no gold value at its address: an invented item (its row was not
+        paired), a fabricated value (the schema offers the address) or an invented field."""
         if any(kind == "i" and isinstance(name, str) for kind, name in address):
             return "invented_item"
         slot = tuple((kind, None) if kind == "i" else (kind, name) for kind, name in address)
