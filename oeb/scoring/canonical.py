@@ -10,12 +10,12 @@ recording every step that changed the text, to answer "why did this cell count a
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation, localcontext
-from functools import lru_cache
 from typing import Any
 
 __all__ = ["Explanation", "Step", "canonical_key", "explain_value"]
@@ -131,18 +131,28 @@ class _Trace:
 def canonical_key(value: Any) -> str:
     """The canonical key of one scalar (or of an empty container under a custom `absent` rule).
 
-    Keys are cached process-wide by type and value (`True`, `1` and `1.0` stay apart): the same
+    Keys are cached process-wide, one table per type (`True`, `1` and `1.0` stay apart): the same
     values recur within a document, across documents and across the systems graded on one gold.
     """
     try:
-        return _cached_key(value)
-    except TypeError:  # unhashable: an empty list or object under a custom `absent` rule
-        return _route(value, None)
+        return _KEYS[type(value)][value]
+    except (KeyError, TypeError):  # not seen yet, or unhashable (an empty container under a custom `absent`)
+        return _remember(value)
 
 
-@lru_cache(maxsize=1 << 18, typed=True)
-def _cached_key(value: Any) -> str:
-    return _route(value, None)
+def _remember(value: Any) -> str:
+    key = _route(value, None)
+    table = _KEYS.setdefault(type(value), {})
+    if len(table) >= MAX_CACHED_KEYS:
+        table.clear()
+    with contextlib.suppress(TypeError):
+        table[value] = key
+    return key
+
+
+# Each type's table is emptied when it reaches this many keys, bounding the memory it holds.
+MAX_CACHED_KEYS = 1 << 18
+_KEYS: dict[type, dict[Any, str]] = {}
 
 
 def explain_value(value: Any) -> Explanation:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from oeb import canonical_key, explain_value
+from oeb.scoring import canonical
 from tests.scoring.conftest import read_jsonl
 
 TABLE = read_jsonl("canonical_keys.jsonl")
@@ -45,3 +46,13 @@ def test_absent_markers(value: Any, key: str) -> None:
 
 def test_true_one_and_one_point_zero_are_told_apart() -> None:
     assert [canonical_key(v) for v in (True, 1, 1.0)] == ["true", "1", "1"]
+    assert [canonical_key(v) for v in (1.0, 1, True)] == ["1", "1", "true"]  # whichever is seen first
+
+
+def test_the_cache_is_bounded_and_keys_stay_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical, "MAX_CACHED_KEYS", 3)
+    monkeypatch.setattr(canonical, "_KEYS", {})
+    values = ["03/31/2024", "$1,000.00", "Acme", "x", 2.50, 7, "ACME", "03/31/2024", 2.5]
+    keys = [canonical_key(v) for v in values * 2]
+    assert keys == [explain_value(v).key for v in values * 2]
+    assert all(len(table) <= 3 for table in canonical._KEYS.values())
