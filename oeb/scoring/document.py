@@ -142,25 +142,35 @@ def array_paths(document: Any) -> set[Address]:
 
 class _SchemaView:
     """A schema node read once: its branch-unwrapped form, whether it is an open map, and the views
-    of its properties and items as they are asked for (a table's rows ask the same ones)."""
+    of its properties and items as they are asked for (a table's rows ask the same ones).
 
-    __slots__ = ("_items", "children", "node", "open")
+    A view also holds the path from the nearest enclosing row to the values it reads (`relative`,
+    ending with its own `step`): the same for every row of a table, so one tuple serves them all.
+    Views are shared by text keys only: `1` and `True` are one dict key but two different steps.
+    """
 
-    def __init__(self, schema: Any) -> None:
+    __slots__ = ("_items", "children", "node", "open", "relative", "step")
+
+    def __init__(self, schema: Any, step: tuple[str, Any] | None, relative: Address) -> None:
         self.node = read_node(schema)
         self.open = is_open_map(self.node)
-        self.children: dict[Any, _SchemaView] = {}
+        self.step = step
+        self.relative = relative
+        self.children: dict[str, _SchemaView] = {}
         self._items: _SchemaView | None = None
 
     def child(self, key: Any) -> _SchemaView:
-        found = self.children.get(key)
+        found = self.children.get(key) if type(key) is str else None
         if found is None:
-            found = self.children[key] = _SchemaView(property_schema(self.node, key))
+            step = ("k", key)
+            found = _SchemaView(property_schema(self.node, key), step, (*self.relative, step))
+            if type(key) is str:
+                self.children[key] = found
         return found
 
     def items(self) -> _SchemaView:
         if self._items is None:
-            self._items = _SchemaView(items_schema(self.node))
+            self._items = _SchemaView(items_schema(self.node), None, ())
         return self._items
 
 
@@ -172,7 +182,7 @@ def flatten(
     Returns the document as a tree of rows (each array element that holds a value is a row), the
     leaves in document order, and the addresses of the open maps that were skipped.
     """
-    return _Flattening(absent, key_of).run(document, _SchemaView(schema))
+    return _Flattening(absent, key_of).run(document, _SchemaView(schema, None, ()))
 
 
 class _Flattening:
@@ -192,34 +202,37 @@ class _Flattening:
         if view.open:
             self.skipped.append(())
         elif document:
-            self.walk(document, view, (), root, ())
+            self.walk(document, view, (), root)
         return root, self.leaves, self.skipped
 
-    def walk(self, value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+    def walk(self, value: Any, here: _SchemaView, address: Address, row: Row) -> None:
         """`value` is a non-empty object or array at `address`, read with the (not open) view `here`."""
         visit = self.visit
         if isinstance(value, dict):
+            children = here.children
             for key, item in value.items():
-                step = ("k", key)
-                visit(item, here.child(key), (*address, step), row, (*relative, step))
+                view = children.get(key) if type(key) is str else None
+                if view is None:
+                    view = here.child(key)
+                visit(item, view, (*address, view.step), row)
             return
         child_view = here.items()
-        array = Array((*row.pattern, *relative))
+        array = Array((*row.pattern, *here.relative))
         row_pattern = (*array.pattern, ("i", None))
         for index, item in enumerate(value):
             child = Row(index, row_pattern)
-            visit(item, child_view, (*address, ("i", index)), child, ())
+            visit(item, child_view, (*address, ("i", index)), child)
             if child.leaves or child.arrays:
                 array.rows[index] = child
         if array.rows:
-            row.arrays[relative] = array
+            row.arrays[here.relative] = array
 
-    def visit(self, value: Any, here: _SchemaView, address: Address, row: Row, relative: Address) -> None:
+    def visit(self, value: Any, here: _SchemaView, address: Address, row: Row) -> None:
         if here.open:
             self.skipped.append(address)
         elif isinstance(value, (dict, list)) and value:
-            self.walk(value, here, address, row, relative)
+            self.walk(value, here, address, row)
         elif not self.absent(value):
             leaf = Leaf(address, value, self.key_of(value))
             self.leaves.append(leaf)
-            row.leaves.append((relative, leaf))
+            row.leaves.append((here.relative, leaf))

@@ -1,6 +1,7 @@
 """Rows are taken in the order of their content keys, as the reference takes them (SCORING.md
 5.4): each row's (suffix as text, canonical key) pairs, sorted. oeb finds the order of a set of
-suffixes once per table; these check it against the definition on every row."""
+suffixes once per table, and flattening shares one suffix tuple among a table's rows; these check
+both against their definitions on every row, with keys Python tells apart only by type."""
 
 from __future__ import annotations
 
@@ -29,3 +30,11 @@ def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], neste
     aligner = Aligner(1, False)
     for row in tree.arrays[(("k", "t"),)].rows.values():
         assert aligner.content_key(row)[0] == _defined(row)
+        for suffix, leaf in row.leaves:
+            assert _typed(suffix) == _typed(leaf.address[-len(suffix) :])
+        source = rows[row.index]
+        assert [_typed(suffix)[-1] for suffix, _ in row.leaves] == [("k", type(k), k) for k in source]
+
+
+def _typed(path: tuple) -> list:
+    return [(kind, type(name), name) for kind, name in path]
