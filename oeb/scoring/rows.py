@@ -46,4 +46,7 @@ class Row:
 
     @property
     def is_object(self) -> bool:
-        return any(s[0][0] == "k" for s, _ in self.leaves if s) or any(p and p[0][0] == "k" for p in self.arrays)
+        for suffix, _ in self.leaves:
+            if suffix and suffix[0][0] == "k":
+                return True
+        return any(p and p[0][0] == "k" for p in self.arrays)

@@ -190,7 +190,7 @@ class _Scoring:
         self.aligner = Aligner(1 + len(pred_leaves), positional)
         self.aligner.align(self.pred_tree, self.gold_tree)
         self.gold = {leaf.address: leaf for leaf in gold_leaves}
-        self.pred = dict(_relabelled(self.pred_tree, ()))
+        self.pred = _relabelled(self.pred_tree, (), {})
 
     def result(self, with_verdicts: bool) -> dict[str, Any]:
         gold, pred = self.gold, self.pred
@@ -247,13 +247,15 @@ class _Scoring:
         return "fabricated" if slot in self.schema.slots else "invented_field"
 
 
-def _relabelled(row: Row, prefix: Address) -> Iterable[tuple[Address, Leaf]]:
+def _relabelled(row: Row, prefix: Address, found: dict[Address, Leaf]) -> dict[Address, Leaf]:
     """The prediction's leaves at their renumbered addresses."""
     for suffix, leaf in row.leaves:
-        yield (*prefix, *suffix), leaf
+        found[(*prefix, *suffix)] = leaf
     for path, array in row.arrays.items():
+        where = (*prefix, *path)
         for child in array.rows.values():
-            yield from _relabelled(child, (*prefix, *path, ("i", child.label)))
+            _relabelled(child, (*where, ("i", child.label)), found)
+    return found
 
 
 def _row_counts(gold: Row, pred: Row) -> tuple[int, int, int]:
@@ -271,8 +273,10 @@ def _row_counts(gold: Row, pred: Row) -> tuple[int, int, int]:
 def _object_rows(row: Row, prefix: Address, found: dict[Address, set[Any]]) -> dict[Address, set[Any]]:
     for path, array in row.arrays.items():
         where = (*prefix, *path)
+        labels = found.setdefault(where, set())
         for child in array.rows.values():
             if child.is_object:
-                found.setdefault(where, set()).add(child.label)
-            _object_rows(child, (*where, ("i", child.label)), found)
+                labels.add(child.label)
+            if child.arrays:
+                _object_rows(child, (*where, ("i", child.label)), found)
     return found
