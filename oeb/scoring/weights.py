@@ -30,64 +30,50 @@ MAX_SIGNATURE_PAIRS = 40_000
 
 
 class Columns:
-    """The named values of a block's pred and gold rows, one column per suffix.
+    """The named values of a block's pred and gold rows as integer codes, one column per suffix.
 
-    A column maps each canonical key to the pred rows and the gold rows holding it, which is what
-    every way of counting equal values needs: dense comparisons of integer codes, sparse joins of
-    the rows sharing a key, or per-pair lookups.
+    Equal keys of a column have equal codes, which is what every way of counting equal values
+    needs: dense comparisons of codes, joins of the rows sharing a code, per-pair lookups. Codes
+    are found a column at a time (rows of one shape transposed with `zip`, keys numbered with a
+    dict), not a value at a time.
     """
 
     def __init__(self, pred: Sequence[Named], gold: Sequence[Named]) -> None:
         self.pred, self.gold = pred, gold
         self.n, self.m = len(pred), len(gold)
-        columns: dict[object, dict[str, tuple[list[int], list[int]]]] = {}
-        for side, rows in ((0, pred), (1, gold)):
-            for index, named in enumerate(rows):
-                for suffix, key in named.items():
-                    column = columns.get(suffix)
-                    if column is None:
-                        column = columns[suffix] = {}
-                    entry = column.get(key)
-                    if entry is None:
-                        entry = column[key] = ([], [])
-                    entry[side].append(index)
-        self.columns = list(columns.values())
-        self.pairs = [sum(len(p) * len(g) for p, g in column.values()) for column in self.columns]
+        p_columns, g_columns = _by_suffix(pred), _by_suffix(gold)
+        self.columns: list[tuple[np.ndarray, np.ndarray]] = []  # pred codes (-1 lacks it), gold codes (-2)
+        self.pairs: list[int] = []  # equal-value pairs per column
+        for suffix in dict.fromkeys(chain(p_columns, g_columns)):
+            p_rows, p_keys = p_columns.get(suffix, ([], []))
+            g_rows, g_keys = g_columns.get(suffix, ([], []))
+            numbers = {key: code for code, key in enumerate(dict.fromkeys(chain(p_keys, g_keys)))}
+            p_found = np.fromiter(map(numbers.__getitem__, p_keys), dtype=np.int32, count=len(p_keys))
+            g_found = np.fromiter(map(numbers.__getitem__, g_keys), dtype=np.int32, count=len(g_keys))
+            p_codes = np.full(self.n, -1, dtype=np.int32)
+            g_codes = np.full(self.m, -2, dtype=np.int32)
+            p_codes[p_rows] = p_found
+            g_codes[g_rows] = g_found
+            self.columns.append((p_codes, g_codes))
+            per_code = np.bincount(p_found, minlength=len(numbers)) @ np.bincount(g_found, minlength=len(numbers))
+            self.pairs.append(int(per_code))
 
     def codes(self, column: int) -> tuple[np.ndarray, np.ndarray]:
         """Integer codes of a column's keys per row: -1 where a pred row lacks it, -2 a gold row."""
-        entries = list(self.columns[column].values())
-        found = []
-        for side, size, missing in ((0, self.n, -1), (1, self.m, -2)):
-            lists = [entry[side] for entry in entries]
-            lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-            rows = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
-            codes = np.full(size, missing, dtype=np.int32)
-            codes[rows] = np.repeat(np.arange(len(lists), dtype=np.int32), lengths)  # one call, not one per key
-            found.append(codes)
-        return found[0], found[1]
+        return self.columns[column]
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """For every pred × gold pair: how many suffixes hold equal keys, and how many both have."""
         n, m = self.n, self.m
         matched = np.zeros((n, m), dtype=np.int32)
-        small = n * m <= SMALL_BLOCK_CELLS  # then numpy's cost per call outweighs its speed per cell
         scattered: list[np.ndarray] = []
-        listed: list[int] = []
-        for index, column in enumerate(self.columns):
-            if not self.pairs[index]:
+        for (p_codes, g_codes), pairs in zip(self.columns, self.pairs, strict=True):
+            if not pairs:
                 continue
-            if self.pairs[index] > n * m * DENSE_COLUMN_SHARE:
-                p_codes, g_codes = self.codes(index)
+            if pairs > n * m * DENSE_COLUMN_SHARE or n * m <= SMALL_BLOCK_CELLS:
                 matched += p_codes[:, None] == g_codes[None, :]
-            elif small:
-                listed.extend(p * m + g for p_rows, g_rows in column.values() for p in p_rows for g in g_rows)
             else:
-                for p_rows, g_rows in column.values():
-                    if p_rows and g_rows:
-                        scattered.append((np.asarray(p_rows)[:, None] * m + np.asarray(g_rows)[None, :]).ravel())
-        if listed:
-            matched += np.bincount(listed, minlength=n * m).reshape(n, m).astype(np.int32)
+                scattered.append(_equal_pairs(p_codes, g_codes, m))
         if scattered:
             np.add.at(matched.reshape(-1), np.concatenate(scattered), 1)
         return matched, self.shared_counts()
@@ -125,6 +111,36 @@ class Columns:
         p = sparse.csr_array((np.ones(len(pr)), (pr, pc)), shape=(self.n, width))
         g = sparse.csr_array((np.ones(len(gr)), (gr, gc)), shape=(self.m, width))
         return (p @ g.T).toarray().astype(np.int32)
+
+
+def _by_suffix(rows: Sequence[Named]) -> dict[object, tuple[list[int], list[str]]]:
+    """Each suffix's rows and keys. Rows of one shape (a table's rows mostly share theirs) are
+    transposed together: C loops instead of one Python step per value."""
+    shapes: dict[tuple, list[int]] = {}
+    for index, named in enumerate(rows):
+        shapes.setdefault(tuple(named), []).append(index)
+    found: dict[object, tuple[list[int], list[str]]] = {}
+    for shape, indices in shapes.items():
+        keys_by_suffix = zip(*(rows[index].values() for index in indices), strict=True)
+        for suffix, keys in zip(shape, keys_by_suffix, strict=True):
+            entry = found.get(suffix)
+            if entry is None:
+                entry = found[suffix] = ([], [])
+            entry[0].extend(indices)
+            entry[1].extend(keys)
+    return found
+
+
+def _equal_pairs(p_codes: np.ndarray, g_codes: np.ndarray, m: int) -> np.ndarray:
+    """Every pair (as `i * m + j`) whose codes in one column are equal, by a sort-and-search join."""
+    order = np.argsort(g_codes, kind="stable")
+    sorted_codes = g_codes[order]
+    low = np.searchsorted(sorted_codes, p_codes, side="left")
+    high = np.searchsorted(sorted_codes, p_codes, side="right")
+    counts = high - low
+    i = np.repeat(np.arange(len(p_codes), dtype=np.int64), counts)
+    starts = np.repeat(low - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return i * m + order[np.arange(len(i)) + starts]
 
 
 def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) -> np.ndarray:
