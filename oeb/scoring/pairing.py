@@ -230,7 +230,10 @@ class Aligner:
     def _flat_huge(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         """Beyond the dense limit without nested arrays: the reference's sparse solver, run on the
         pairs that can change its path (`oeb.scoring.sparse_solver`) instead of the whole matrix."""
-        return sparse_pairing(self._columns(pi, gi), self.scale)
+        block = Block(self._columns(pi, gi), self.scale)
+        pairs = sparse_pairing(block)
+        self._remember_worth(block, pairs, pi, gi)
+        return pairs
 
     def _lazy_dense(self, pi: list[Row], gi: list[Row], common_nested: set[Path]) -> list[tuple[int, int]] | None:
         """The dense solver's pairs without the dense matrix (`oeb.scoring.dense_solver`), rows the
@@ -248,13 +251,29 @@ class Aligner:
         pairs = dense_pairing(block)
         if pairs is None:
             return None
-        # What the chosen pairs are worth, for `best_pairing` to keep them: known from the block.
+        if transposed:
+            self._remember_worth(block, [(j, i) for i, j in pairs], pi, gi, transposed=True)
+            return [(j, i) for i, j in pairs]
+        self._remember_worth(block, pairs, pi, gi)
+        return pairs
+
+    def _remember_worth(
+        self,
+        block: Block | PricedBlock,
+        pairs: list[tuple[int, int]],
+        pi: list[Row],
+        gi: list[Row],
+        transposed: bool = False,
+    ) -> None:
+        """What the chosen pairs (pred index, gold index) are worth, for `best_pairing` to keep them:
+        priced at once by the block they were chosen from (its rows are gold ones if `transposed`)."""
+        if not pairs:
+            return
         i, j = (np.array(side, dtype=np.int64) for side in zip(*pairs, strict=True))
-        for a, b, weight in zip(i.tolist(), j.tolist(), block.weights(i, j).tolist(), strict=True):
+        weights = block.weights(j, i) if transposed else block.weights(i, j)
+        for a, b, weight in zip(i.tolist(), j.tolist(), weights.tolist(), strict=True):
             if weight:
-                p, g = (cols[b], rows[a]) if transposed else (rows[a], cols[b])
-                self._worth[(id(p), id(g))] = divmod(weight, self.scale)
-        return [(j, i) for i, j in pairs] if transposed else pairs
+                self._worth[(id(pi[a]), id(gi[b]))] = divmod(weight, self.scale)
 
     def _nested_values(self, rows: list[Row], path: Path) -> list[list[dict[Path, str]]] | None:
         """Each row's nested rows at `path` as their named values; None if any holds arrays to pair."""

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from oeb.scoring.blocks import INF, PRICE_CHUNK_CELLS, Block, beyond_their_floors
-from oeb.scoring.weights import Columns
 
 # Pairs of rows priced in full kept for later scans (two bytes each on most tables); past this,
 # rows are priced again at each scan.
@@ -87,9 +86,9 @@ class _Edges:
             self.kept += len(part) * self.m
 
 
-def sparse_pairing(columns: Columns, scale: int) -> list[tuple[int, int]]:
+def sparse_pairing(block: Block) -> list[tuple[int, int]]:
     """The pairs (pred index, gold index) the reference's sparse solver returns for this block."""
-    edges = _Edges(Block(columns, scale))
+    edges = _Edges(block)
     edges.price_in_full(beyond_their_floors(edges.indptr, edges.costs, edges.floors))
     return [(i, j) for i, j in enumerate(lapjvsp(edges).tolist()) if j < edges.m]
 

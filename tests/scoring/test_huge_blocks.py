@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import oeb
 import oeb.scoring.document
 from oeb.scoring import pairing, sparse_solver
+from oeb.scoring.blocks import Block
 from oeb.scoring.sparse_solver import sparse_pairing
 from oeb.scoring.weights import Columns
 
@@ -40,7 +41,7 @@ def test_the_pairs_are_scipys_on_the_whole_matrix(
     if swap:  # more pred rows than gold rows, and the other way round
         pred, gold = gold, pred
     assume(pred and gold)
-    assert sorted(sparse_pairing(Columns(pred, gold), scale)) == scipy_pairs(pred, gold, scale)
+    assert sorted(sparse_pairing(Block(Columns(pred, gold), scale))) == scipy_pairs(pred, gold, scale)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -48,7 +49,7 @@ def test_rows_priced_at_every_scan_past_the_memory_budget_give_the_same_pairs(mo
     rng = random.Random(seed)
     pred, gold = table(rng, 120, [2, 5, 40], noise=0.2)
     monkeypatch.setattr(sparse_solver, "KEPT_CELLS", 0)
-    assert sorted(sparse_pairing(Columns(pred, gold), 1000)) == scipy_pairs(pred, gold, 1000)
+    assert sorted(sparse_pairing(Block(Columns(pred, gold), 1000))) == scipy_pairs(pred, gold, 1000)
 
 
 def test_rows_scanned_one_edge_at_a_time_or_with_numpy_give_the_same_pairs(monkeypatch) -> None:
@@ -57,7 +58,7 @@ def test_rows_scanned_one_edge_at_a_time_or_with_numpy_give_the_same_pairs(monke
     expected = scipy_pairs(pred, gold, 1000)
     for few in (0, 10**6):
         monkeypatch.setattr(sparse_solver, "FEW_EDGES", few)
-        assert sorted(sparse_pairing(Columns(pred, gold), 1000)) == expected
+        assert sorted(sparse_pairing(Block(Columns(pred, gold), 1000))) == expected
 
 
 def test_a_clean_table_is_solved_from_its_ids_alone() -> None:
