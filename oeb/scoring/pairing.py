@@ -173,16 +173,24 @@ class Aligner:
                     found = self._lazy_dense(pi, gi, common_nested)
                     if found is not None:
                         return found
-            return _dense(self._weights(pi, gi))
+            return self._dense(pi, gi)
         common_nested = self._nested_paths(pi) & self._nested_paths(gi)
         if not common_nested:
             return self._flat_huge(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
-            return _dense(self._weights(pi, gi))
+            return self._dense(pi, gi)
         if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_MIXED_LIMIT and cells * 8 <= self._positives(pi, gi) * 72:
-            return _dense(self._weights(pi, gi))
+            return self._dense(pi, gi)
         self.approximated.add(max(n, m))
         return self._greedy(pi, gi)
+
+    def _dense(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
+        """The reference's dense solving on the whole weight matrix."""
+        weights = self._weights(pi, gi)
+        pairs = _dense(weights)
+        i, j = _sides(pairs)
+        self._remember_worth(pi, gi, i, j, weights[i, j])
+        return pairs
 
     def _greedy(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         """The reference's greedy pairing (cells by weight, then row, then column; a pair when both
@@ -232,7 +240,8 @@ class Aligner:
         pairs that can change its path (`oeb.scoring.sparse_solver`) instead of the whole matrix."""
         block = Block(self._columns(pi, gi), self.scale)
         pairs = sparse_pairing(block)
-        self._remember_worth(block, pairs, pi, gi)
+        i, j = _sides(pairs)
+        self._remember_worth(pi, gi, i, j, block.weights(i, j))
         return pairs
 
     def _lazy_dense(self, pi: list[Row], gi: list[Row], common_nested: set[Path]) -> list[tuple[int, int]] | None:
@@ -251,29 +260,20 @@ class Aligner:
         pairs = dense_pairing(block)
         if pairs is None:
             return None
+        a, b = _sides(pairs)
+        weights = block.weights(a, b)
         if transposed:
-            self._remember_worth(block, [(j, i) for i, j in pairs], pi, gi, transposed=True)
+            self._remember_worth(pi, gi, b, a, weights)
             return [(j, i) for i, j in pairs]
-        self._remember_worth(block, pairs, pi, gi)
+        self._remember_worth(pi, gi, a, b, weights)
         return pairs
 
-    def _remember_worth(
-        self,
-        block: Block | PricedBlock,
-        pairs: list[tuple[int, int]],
-        pi: list[Row],
-        gi: list[Row],
-        transposed: bool = False,
-    ) -> None:
-        """What the chosen pairs (pred index, gold index) are worth, for `best_pairing` to keep them:
-        priced at once by the block they were chosen from (its rows are gold ones if `transposed`)."""
-        if not pairs:
-            return
-        i, j = (np.array(side, dtype=np.int64) for side in zip(*pairs, strict=True))
-        weights = block.weights(j, i) if transposed else block.weights(i, j)
+    def _remember_worth(self, pi: list[Row], gi: list[Row], i: np.ndarray, j: np.ndarray, weights: np.ndarray) -> None:
+        """What the chosen pairs (pi[i[k]], gi[j[k]]) are worth, for `best_pairing` to keep them:
+        their weights are known from where they were chosen, so they are not priced again."""
         for a, b, weight in zip(i.tolist(), j.tolist(), weights.tolist(), strict=True):
             if weight:
-                self._worth[(id(pi[a]), id(gi[b]))] = divmod(weight, self.scale)
+                self._worth[(id(pi[a]), id(gi[b]))] = divmod(int(weight), self.scale)
 
     def _nested_values(self, rows: list[Row], path: Path) -> list[list[dict[Path, str]]] | None:
         """Each row's nested rows at `path` as their named values; None if any holds arrays to pair."""
@@ -454,6 +454,12 @@ def _all_leaves(row: Row) -> Iterable[tuple[Path, Leaf]]:
         for index, child in array.rows.items():
             for suffix, leaf in _all_leaves(child):
                 yield (*path, ("i", index), *suffix), leaf
+
+
+def _sides(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The first and the second indices of some pairs, as two index arrays."""
+    found = np.array(pairs, dtype=np.int64).reshape(len(pairs), 2)
+    return found[:, 0], found[:, 1]
 
 
 def _dense(weights: np.ndarray) -> list[tuple[int, int]]:
