@@ -18,6 +18,8 @@ shift of the costs by their minimum changes no comparison and is left out.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from oeb.scoring.blocks import INF, PricedBlock, beyond_their_floors
@@ -45,14 +47,13 @@ class _Rows:
         self.floors = (-block.bounds.astype(np.float64)).tolist()
         self.full: dict[int, np.ndarray] = {}
         self.limit = max(MIN_PRICED_ROWS, int(PRICED_SHARE * self.n))
-
-    def row(self, i: int) -> tuple[np.ndarray | None, np.ndarray, float]:
-        """Listed columns, their costs and the floor; or None, every column's cost and inf."""
-        found = self.full.get(i)
-        if found is not None:
-            return None, found, INF
-        low, high = self.indptr[i], self.indptr[i + 1]
-        return self.cols[low:high], self.costs[low:high], self.floors[i]
+        # What a search scans of each row: its listed columns, their costs and its floor, as lists (a
+        # handful of pairs, faster in plain Python); once priced in full, None, every column's cost, inf.
+        bounds, cols, costs = self.indptr.tolist(), self.cols.tolist(), self.costs.tolist()
+        self.row: list[tuple[list[int], list[float], float] | tuple[None, np.ndarray, float]] = [
+            (cols[low:high], costs[low:high], floor)
+            for low, high, floor in zip(bounds, bounds[1:], self.floors, strict=False)
+        ]
 
     def price_in_full(self, rows: set[int]) -> None:
         new = np.array(sorted(rows - self.full.keys()), dtype=np.int64)
@@ -60,6 +61,7 @@ class _Rows:
             raise _TooMuchPricing
         for i, weights in zip(new.tolist(), self.block.row_weights(new), strict=True):
             self.full[i] = -weights.astype(np.float64)
+            self.row[i] = None, self.full[i], INF
 
 
 def dense_pairing(block: PricedBlock) -> list[tuple[int, int]] | None:
@@ -74,7 +76,7 @@ def dense_pairing(block: PricedBlock) -> list[tuple[int, int]] | None:
                 rows.price_in_full(unsure)
     except _TooMuchPricing:
         return None
-    return list(enumerate(solver.col4row.tolist()))
+    return list(enumerate(solver.col4row))
 
 
 class _Solver:
@@ -83,9 +85,12 @@ class _Solver:
     def __init__(self, rows: _Rows) -> None:
         self.rows = rows
         self.nc = rows.m
-        self.u = np.zeros(rows.n, dtype=np.float64)
+        # Lists where only single entries are read (faster in plain Python); v both ways, as rows
+        # priced in full read all of it.
+        self.u = [0.0] * rows.n
         self.v = np.zeros(rows.m, dtype=np.float64)
-        self.col4row = np.full(rows.n, -1, dtype=np.int64)
+        self.v_list = [0.0] * rows.m
+        self.col4row = [-1] * rows.n
         self.row4col = np.full(rows.m, -1, dtype=np.int64)
 
     def search(self, current: int) -> set[int]:
@@ -98,18 +103,18 @@ class _Solver:
     def _one_step(self, current: int) -> bool:
         """The common case, cheaply: the search's first step reaches a free column among the listed
         pairs of the row (every other pair too far). u[current] is 0 and no column has moved yet."""
-        cols, costs, floor = self.rows.row(current)
-        if cols is None or not len(cols):
+        cols, costs, floor = self.rows.row[current]
+        if not cols:
             return False
-        r = costs - self.v[cols]
-        lowest = r.min()
+        v, row4col = self.v_list, self.row4col
+        r = [cost - v[j] for j, cost in zip(cols, costs, strict=True)]
+        lowest = min(r)
         if not floor > lowest:
             return False
-        ties = cols[r == lowest]
-        free = ties[self.row4col[ties] == -1]
         # The list of columns starts as nc-1 ... 0: the last free one in it is the lowest column.
-        j = int(free[0]) if len(free) else int(ties[-1])
-        if self.row4col[j] != -1:
+        ties = [j for j, x in zip(cols, r, strict=True) if x == lowest]
+        j = next((j for j in ties if row4col[j] == -1), ties[-1])
+        if row4col[j] != -1:
             return False
         self.u[current] += lowest
         self.row4col[j], self.col4row[current] = current, j
@@ -117,86 +122,174 @@ class _Solver:
 
 
 class _Search:
-    """One `augmenting_path` of scipy's solver, then its dual updates and augmentation."""
+    """One `augmenting_path` of scipy's solver, then its dual updates and augmentation.
+
+    scipy scans every remaining column at every step for the lowest distance; here a step costs
+    about what its row lists. The open columns at the lowest distance (the tied ones) are kept
+    between steps: a step takes one out, a scanned row adds those it lowers to that distance (or
+    starts them afresh below it), and only when none is left, or a row priced in full lowers a
+    column to it, are they found again among all the columns (a row priced in full costs a few
+    passes over the columns anyway). scipy picks among them by their place in its list of columns,
+    where a step moves one column (the last) to the place of the one taken out: a column never
+    moved is at place nc-1-column, so those come in order of their index (`tied`, walked from its
+    end), the few moved ones from a heap of (place, column) updated at each move.
+    """
 
     def __init__(self, solver: _Solver, current: int) -> None:
         self.solver = solver
         self.current = current
-        nc = solver.nc
-        self.spc = np.full(nc, INF)  # shortest path costs; inf here may stand for an unpriced pair
-        self.open_spc = np.full(nc, INF)  # the same, inf for columns taken out of the list
-        self.path = np.full(nc, -1, dtype=np.int64)
-        self.done = np.zeros(nc, dtype=bool)  # SC: columns taken out of the list
-        self.rows_seen: list[int] = []  # SR
-        self.columns_seen: list[int] = []
+        nc = self.nc = solver.nc
+        # Shortest path costs of the open columns (inf: not reached, or through an unpriced pair);
+        # nan once taken out of the list: no scan lowers it, no lowest distance counts it.
+        self.spc = np.full(nc, INF)
+        self.path = np.empty(nc, dtype=np.int64)
         self.position = np.arange(nc - 1, -1, -1)  # each column's place in scipy's list of columns
         self.at = np.arange(nc - 1, -1, -1)  # the column at each place
-        self.remaining = nc
+        self.rows_seen: list[int] = []  # SR
+        self.columns_seen: list[int] = []  # SC, in the order taken out
+        self.taken_at: list[float] = []  # the distance each of columns_seen was taken out at
         self.floors: list[tuple[int, float]] = []  # rows scanned with unpriced pairs, and their floor
         self.lowest_floor = INF
+        # Every open column is at `level` or beyond (None: not known). Those at `level` are the free
+        # ones in `tied_free`, and the others in `tied[: next_tied + 1]` or the heap `tied_moved`;
+        # entries no longer at `level` (taken out) or, in the heap, at that place are stale. At inf
+        # nothing is kept: no step picks there.
+        self.level: float | None = INF
+        self.tied: list[int] = []
+        self.next_tied = -1
+        self.tied_moved: list[tuple[int, int]] = []
+        self.tied_free: list[int] = []
 
     def run(self) -> set[int]:
-        solver, spc, open_spc = self.solver, self.spc, self.open_spc
-        u, v = solver.u, solver.v
+        solver = self.solver
+        row4col, row_of = solver.row4col, solver.rows.row
+        spc, position, at, columns_seen, taken_at = self.spc, self.position, self.at, self.columns_seen, self.taken_at
+        remaining = self.nc  # columns still in the list
         min_val = 0.0
         i = self.current
         while True:
             self.rows_seen.append(i)
-            cols, costs, floor = solver.rows.row(i)
+            cols, costs, floor = row_of[i]
             if cols is None:
-                r = min_val + costs - u[i] - v
-                better = np.flatnonzero((r < spc) & ~self.done)
-                r = r[better]
+                self._scan_full(i, costs, min_val)
             else:
-                open_ = ~self.done[cols]
-                cols, costs = cols[open_], costs[open_]
-                r = min_val + costs - u[i] - v[cols]
-                keep = r < spc[cols]
-                better, r = cols[keep], r[keep]
-                low = min_val + floor - u[i]
-                self.floors.append((i, low))
-                self.lowest_floor = min(self.lowest_floor, low)
-            self.path[better], spc[better], open_spc[better] = i, r, r
-            lowest = open_spc.min()
+                self._scan_listed(i, cols, costs, floor, min_val)
+            lowest, j = self._lowest()
             if not self.lowest_floor > lowest:
                 return {row for row, low in self.floors if not low > lowest}
-            j = self._pick(np.flatnonzero(open_spc == lowest))
             min_val = lowest
-            self._take_out(j)
-            if solver.row4col[j] == -1:
+            # Take j out: `remaining[index] = remaining[--num_remaining]` moves the last column to j's place.
+            spc[j] = np.nan
+            columns_seen.append(j)
+            taken_at.append(min_val)
+            remaining -= 1
+            here, last = position[j], at[remaining]
+            at[here], position[last] = last, here
+            if last != j and spc[last] == self.level:
+                heapq.heappush(self.tied_moved, (int(here), int(last)))
+            i = int(row4col[j])
+            if i == -1:
                 self._apply(j, min_val)
                 return set()
-            i = int(solver.row4col[j])
 
-    def _pick(self, ties: np.ndarray) -> int:
-        """scipy's choice among the columns at the lowest distance: the last free one in its list of
-        columns, else the first one."""
-        positions = self.position[ties]
-        free = self.solver.row4col[ties] == -1
-        if free.any():
-            return int(ties[free][np.argmax(positions[free])])
-        return int(ties[np.argmin(positions)])
+    def _scan_listed(self, i: int, cols: list[int], costs: list[float], floor: float, min_val: float) -> None:
+        """Row i's listed pairs, one by one; its floor bounds the distance of every other pair."""
+        spc, path, v = self.spc, self.path, self.solver.v_list
+        base = min_val - self.solver.u[i]  # exact: every term is an integer
+        low = base + floor
+        self.floors.append((i, low))
+        if low < self.lowest_floor:
+            self.lowest_floor = low
+        for j, cost in zip(cols, costs, strict=True):
+            r = base + cost - v[j]
+            if r < spc[j]:  # never for a column taken out (nan)
+                path[j], spc[j] = i, r
+                if self.level is not None and not r > self.level:
+                    self._tie(j, r)
 
-    def _take_out(self, j: int) -> None:
-        """`remaining[index] = remaining[--num_remaining]`: the last column of the list moves to j's place."""
-        self.done[j] = True
-        self.open_spc[j] = INF
-        self.columns_seen.append(j)
-        self.remaining -= 1
-        here, last = self.position[j], self.at[self.remaining]
-        self.at[here], self.position[last] = last, here
+    def _tie(self, j: int, r: float) -> None:
+        """Column j, just lowered to r, joins the tied columns (alone if r is below them)."""
+        if r < self.level:
+            self.level, self.tied, self.next_tied, self.tied_moved, self.tied_free = r, [], -1, [], []
+        if self.solver.row4col[j] == -1:
+            self.tied_free.append(j)
+        else:
+            heapq.heappush(self.tied_moved, (int(self.position[j]), j))
+
+    def _scan_full(self, i: int, costs: np.ndarray, min_val: float) -> None:
+        """Row i, priced in full, against every column; the tied columns are found again if it
+        brings any to their distance."""
+        r = costs - self.solver.v
+        r += min_val - self.solver.u[i]
+        better = r < self.spc  # never for a column taken out (nan)
+        np.minimum(self.spc, r, out=self.spc)
+        np.putmask(self.path, better, i)
+        if self.level is not None and (better & (r <= self.level)).any():
+            self.level = None
+
+    def _lowest(self) -> tuple[float, int]:
+        """The lowest distance of an open column, and scipy's choice among the columns there: the
+        last free one in its list of columns, else the first one (-1 at inf)."""
+        level = self.level
+        if level == INF:
+            return INF, -1
+        if level is not None:
+            if self.tied_free:
+                return level, max(self.tied_free, key=self.position.__getitem__)
+            j = self._first_tied()
+            if j >= 0:
+                return level, j
+        return self._find_tied()
+
+    def _first_tied(self) -> int:
+        """The tied column first in scipy's list (-1: none left). A moved column still in `tied`
+        looks later there than it is, but its entry in the heap, truly earlier, comes first."""
+        spc, position, level = self.spc, self.position, self.level
+        tied, k = self.tied, self.next_tied
+        while k >= 0 and spc[tied[k]] != level:
+            k -= 1
+        self.next_tied = k
+        heap = self.tied_moved
+        while heap and (spc[heap[0][1]] != level or position[heap[0][1]] != heap[0][0]):
+            heapq.heappop(heap)
+        if k >= 0 and not (heap and heap[0][0] < self.nc - 1 - tied[k]):
+            return tied[k]
+        return heap[0][1] if heap else -1
+
+    def _find_tied(self) -> tuple[float, int]:
+        """`_lowest` from all the columns."""
+        spc = self.spc
+        level = float(np.fmin.reduce(spc))
+        if not level < INF:  # nothing reached (nan: every column taken out)
+            self.level = INF
+            return INF, -1
+        self.level = level
+        tied = np.flatnonzero(spc == level)
+        free = tied[self.solver.row4col[tied] == -1]
+        if len(free):
+            j = int(free[np.argmax(self.position[free])])
+            self.tied, self.next_tied, self.tied_moved, self.tied_free = [], -1, [], [j]
+            return level, j
+        self.tied, self.next_tied, self.tied_free = tied.tolist(), len(tied) - 1, []
+        places = self.position[tied]
+        moved = places != self.nc - 1 - tied
+        self.tied_moved = list(zip(places[moved].tolist(), tied[moved].tolist(), strict=True))
+        heapq.heapify(self.tied_moved)
+        return level, self._first_tied()
 
     def _apply(self, sink: int, min_val: float) -> None:
-        solver, spc = self.solver, self.spc
+        solver = self.solver
         solver.u[self.current] += min_val
-        for i in self.rows_seen[1:]:
-            solver.u[i] += min_val - spc[solver.col4row[i]]
-        for j in self.columns_seen:
-            solver.v[j] -= min_val - spc[j]
+        # Row rows_seen[k + 1] was reached through column columns_seen[k].
+        for i, spc in zip(self.rows_seen[1:], self.taken_at, strict=False):
+            solver.u[i] += min_val - spc
+        for j, spc in zip(self.columns_seen, self.taken_at, strict=True):
+            solver.v_list[j] -= min_val - spc
+            solver.v[j] = solver.v_list[j]
         j = sink
         while True:
             i = int(self.path[j])
             solver.row4col[j] = i
-            solver.col4row[i], j = j, int(solver.col4row[i])
+            solver.col4row[i], j = j, solver.col4row[i]
             if i == self.current:
                 return
