@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from oeb.scoring.rows import Address, Array, Leaf, Row
 from oeb.scoring.schema import is_open_map, items_schema, property_schema, read_node
 
-__all__ = ["Survey", "states_nothing"]
+__all__ = ["SchemaView", "Survey", "states_nothing"]
 
 ENVELOPE_METADATA = frozenset(
     (
@@ -140,73 +140,74 @@ def array_paths(document: Any) -> set[Address]:
     return found
 
 
-class _SchemaView:
+class SchemaView:
     """A schema node read once: its branch-unwrapped form, whether it is an open map, and the views
     of its properties and items as they are asked for (a table's rows ask the same ones).
 
     A view also holds the path from the nearest enclosing row to the values it reads (`relative`,
-    ending with its own `step`): the same for every row of a table, so one tuple serves them all.
-    Views are shared by text keys only: `1` and `True` are one dict key but two different steps.
+    ending with its own `step`): the same for every row of a table, so one tuple serves them all,
+    and for both sides when both are flattened with one view. Views are shared by text keys only:
+    `1` and `True` are one dict key but two different steps.
     """
 
     __slots__ = ("_items", "children", "node", "open", "relative", "step")
 
-    def __init__(self, schema: Any, step: tuple[str, Any] | None, relative: Address) -> None:
+    def __init__(self, schema: Any, step: tuple[str, Any] | None = None, relative: Address = ()) -> None:
         self.node = read_node(schema)
         self.open = is_open_map(self.node)
         self.step = step
         self.relative = relative
-        self.children: dict[str, _SchemaView] = {}
-        self._items: _SchemaView | None = None
+        self.children: dict[str, SchemaView] = {}
+        self._items: SchemaView | None = None
 
-    def child(self, key: Any) -> _SchemaView:
+    def child(self, key: Any) -> SchemaView:
         found = self.children.get(key) if type(key) is str else None
         if found is None:
             step = ("k", key)
-            found = _SchemaView(property_schema(self.node, key), step, (*self.relative, step))
+            found = SchemaView(property_schema(self.node, key), step, (*self.relative, step))
             if type(key) is str:
                 self.children[key] = found
         return found
 
-    def items(self) -> _SchemaView:
+    def items(self) -> SchemaView:
         if self._items is None:
-            self._items = _SchemaView(items_schema(self.node), None, ())
+            self._items = SchemaView(items_schema(self.node))
         return self._items
 
 
 def flatten(
-    document: dict[str, Any], schema: Any, absent: Callable[[Any], bool], key_of: Callable[[Any], str]
-) -> tuple[Row, list[Leaf], list[Address]]:
-    """Every non-absent scalar with its address and canonical key, in document order.
+    document: dict[str, Any], view: SchemaView, absent: Callable[[Any], bool], key_of: Callable[[Any], str]
+) -> tuple[Row, int, list[Address]]:
+    """Every non-absent scalar with its canonical key, in document order.
 
-    Returns the document as a tree of rows (each array element that holds a value is a row), the
-    leaves in document order, and the addresses of the open maps that were skipped.
+    Returns the document as a tree of rows (each array element that holds a value is a row), how
+    many values it holds, and the addresses of the open maps that were skipped.
     """
-    return _Flattening(absent, key_of).run(document, _SchemaView(schema, None, ()))
+    return _Flattening(absent, key_of).run(document, view)
 
 
 class _Flattening:
     """One document's walk. A class, not nested closures: two closures calling each other are a
     reference cycle, which would keep every leaf alive until the cycle collector ran."""
 
-    __slots__ = ("absent", "key_of", "leaves", "skipped")
+    __slots__ = ("absent", "key_of", "skipped", "values")
 
     def __init__(self, absent: Callable[[Any], bool], key_of: Callable[[Any], str]) -> None:
         self.absent = absent
         self.key_of = key_of
-        self.leaves: list[Leaf] = []
+        self.values = 0
         self.skipped: list[Address] = []
 
-    def run(self, document: dict[str, Any], view: _SchemaView) -> tuple[Row, list[Leaf], list[Address]]:
-        root = Row(None, ())
+    def run(self, document: dict[str, Any], view: SchemaView) -> tuple[Row, int, list[Address]]:
+        root = Row(None, (), ())
         if view.open:
             self.skipped.append(())
         elif document:
-            self.walk(document, view, (), root)
-        return root, self.leaves, self.skipped
+            self.walk(document, view, root)
+        return root, self.values, self.skipped
 
-    def walk(self, value: Any, here: _SchemaView, address: Address, row: Row) -> None:
-        """`value` is a non-empty object or array at `address`, read with the (not open) view `here`."""
+    def walk(self, value: Any, here: SchemaView, row: Row) -> None:
+        """`value` is a non-empty object or array in `row`, read with the (not open) view `here`."""
         visit = self.visit
         if isinstance(value, dict):
             children = here.children
@@ -214,25 +215,25 @@ class _Flattening:
                 view = children.get(key) if type(key) is str else None
                 if view is None:
                     view = here.child(key)
-                visit(item, view, (*address, view.step), row)
+                visit(item, view, row)
             return
         child_view = here.items()
         array = Array((*row.pattern, *here.relative))
         row_pattern = (*array.pattern, ("i", None))
+        where = (*row.address, *here.relative)
         for index, item in enumerate(value):
-            child = Row(index, row_pattern)
-            visit(item, child_view, (*address, ("i", index)), child)
+            child = Row(index, row_pattern, (*where, ("i", index)))
+            visit(item, child_view, child)
             if child.leaves or child.arrays:
                 array.rows[index] = child
         if array.rows:
             row.arrays[here.relative] = array
 
-    def visit(self, value: Any, here: _SchemaView, address: Address, row: Row) -> None:
+    def visit(self, value: Any, here: SchemaView, row: Row) -> None:
         if here.open:
-            self.skipped.append(address)
+            self.skipped.append((*row.address, *here.relative))
         elif isinstance(value, (dict, list)) and value:
-            self.walk(value, here, address, row)
+            self.walk(value, here, row)
         elif not self.absent(value):
-            leaf = Leaf(address, value, self.key_of(value))
-            self.leaves.append(leaf)
-            row.leaves.append((here.relative, leaf))
+            self.values += 1
+            row.leaves.append((here.relative, Leaf(value, self.key_of(value))))

@@ -10,12 +10,12 @@ Address = Path
 
 
 class Leaf:
-    """One scalar of one side: its address, raw value and canonical key."""
+    """One scalar of one side: its raw value and canonical key (its address is its row's and the
+    suffix it is held under, put together only when a verdict is written)."""
 
-    __slots__ = ("address", "key", "raw")
+    __slots__ = ("key", "raw")
 
-    def __init__(self, address: Path, raw: Any, key: str) -> None:
-        self.address = address
+    def __init__(self, raw: Any, key: str) -> None:
         self.raw = raw
         self.key = key
 
@@ -33,12 +33,13 @@ class Array:
 class Row:
     """An array element (or the document root): its own values and the arrays nested in it."""
 
-    __slots__ = ("_content", "_priced", "arrays", "index", "label", "leaves", "pattern")
+    __slots__ = ("_content", "_priced", "address", "arrays", "index", "label", "leaves", "pattern")
 
-    def __init__(self, index: Any, pattern: Path) -> None:
+    def __init__(self, index: Any, pattern: Path, address: Path) -> None:
         self.index = index
         self.label: Any = index  # the index it ends with after renumbering
         self.pattern = pattern
+        self.address = address  # where it is in its document, with its own index (not its label)
         self.leaves: list[tuple[Path, Leaf]] = []  # suffix without index steps -> leaf
         self.arrays: dict[Path, Array] = {}  # relative path -> nested array
         self._priced: tuple[dict[Path, str], dict[Path, list[Row]]] | None = None

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import array_paths, flatten, prepare, states_nothing, survey
+from oeb.scoring.document import SchemaView, array_paths, flatten, prepare, states_nothing, survey
 from oeb.scoring.pairing import Aligner
 from oeb.scoring.rows import Leaf, Row
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
@@ -184,38 +184,23 @@ class _Scoring:
         absent: Callable[[Any], bool],
     ) -> None:
         self.schema = schema
-        self.pred_tree, pred_leaves, pred_skipped = flatten(pred, schema.root, absent, canonical_key)
-        self.gold_tree, gold_leaves, gold_skipped = flatten(gold, schema.root, absent, canonical_key)
+        view = SchemaView(schema.root)  # one for both sides: their rows share suffix tuples
+        self.pred_tree, self.asserted, pred_skipped = flatten(pred, view, absent, canonical_key)
+        self.gold_tree, self.expected, gold_skipped = flatten(gold, view, absent, canonical_key)
         self.skipped = sorted(dict.fromkeys(gold_skipped + pred_skipped), key=reading_order)
-        self.aligner = Aligner(1 + len(pred_leaves), positional)
+        self.aligner = Aligner(1 + self.asserted, positional)
         self.aligner.align(self.pred_tree, self.gold_tree)
-        self.gold = {leaf.address: leaf for leaf in gold_leaves}
-        self.pred = _relabelled(self.pred_tree, (), {})
 
     def result(self, with_verdicts: bool) -> dict[str, Any]:
-        gold, pred = self.gold, self.pred
-        counts = dict.fromkeys(RESULTS, 0)
-        found: list[Verdict] = []
-        for address, g in gold.items():
-            p = pred.get(address)
-            outcome = "unfound" if p is None else "matched" if p.key == g.key else "misread"
-            counts[outcome] += 1
-            if with_verdicts:
-                p_raw, p_key = (None, None) if p is None else (p.raw, p.key)
-                found.append(Verdict(address, g.raw, p_raw, g.key, p_key, outcome))
-        for address, p in pred.items():
-            if address not in gold:
-                outcome = self._unpaired(address)
-                counts[outcome] += 1
-                if with_verdicts:
-                    found.append(Verdict(address, None, p.raw, None, p.key, outcome))
+        comparison = _Comparison(self.schema.slots, with_verdicts)
+        comparison.rows(self.gold_tree, self.pred_tree, () if with_verdicts else None, False)
+        counts = comparison.counts
         total = sum(counts.values())
         matched = counts["matched"]
         shared = matched + counts["misread"]
-        asserted, expected = len(pred), len(gold)
+        asserted, expected = self.asserted, self.expected
         precision = matched / asserted if asserted else 0.0
         recall = matched / expected if expected else 0.0
-        gold_rows, pred_rows, matched_rows = _row_counts(self.gold_tree, self.pred_tree)
         result: dict[str, Any] = {
             "accuracy": matched / total if total else 0.0,
             "precision": precision,
@@ -226,57 +211,91 @@ class _Scoring:
             "asserted": asserted,
             "addresses_found": shared / total if total else 0.0,
             "addresses_read_right": matched / shared if shared else 0.0,
-            "gold_rows": gold_rows,
-            "pred_rows": pred_rows,
-            "matched_rows": matched_rows,
+            "gold_rows": comparison.gold_rows,
+            "pred_rows": comparison.pred_rows,
+            "matched_rows": comparison.matched_rows,
             "matching_exact": not self.aligner.approximated,
             "approximated": sorted(self.aligner.approximated, reverse=True),
             "skipped_open_maps": [show_address(a) for a in self.skipped],
         }
-        if with_verdicts:
-            found.sort(key=lambda v: reading_order(v.address))
+        if comparison.verdicts is not None:
+            found = sorted(comparison.verdicts, key=lambda v: reading_order(v.address))
             result["verdicts"] = [Verdict(a, None, None, None, None, SKIPPED) for a in self.skipped] + found
         return result
 
-    def _unpaired(self, address: Address) -> str:
-        """A predicted value with no gold value at its address: an invented item (its row was not
-        paired), a fabricated value (the schema offers the address) or an invented field."""
-        if any(kind == "i" and isinstance(name, str) for kind, name in address):
-            return "invented_item"
-        slot = tuple((kind, None) if kind == "i" else (kind, name) for kind, name in address)
-        return "fabricated" if slot in self.schema.slots else "invented_field"
+
+class _Comparison:
+    """Both trees walked together: each gold row with the predicted row renumbered to its index,
+    each value judged under its suffix there (SCORING.md 6), object rows counted on the way (5.9).
+    Addresses are put together only for verdicts."""
+
+    def __init__(self, slots: frozenset[Address], with_verdicts: bool) -> None:
+        self.slots = slots
+        self.counts = dict.fromkeys(RESULTS, 0)
+        self.verdicts: list[Verdict] | None = [] if with_verdicts else None
+        self.gold_rows = self.pred_rows = self.matched_rows = 0
+
+    def rows(self, gold: Row | None, pred: Row | None, pred_address: Address | None, invented: bool) -> None:
+        """A gold row and the predicted row at its address, either possibly None, and their arrays'
+        rows in turn. `pred_address` is the predicted row's renumbered address (None without
+        verdicts); `invented`, whether it lies in a predicted row paired with none."""
+        self._values(gold, pred, pred_address, invented)
+        g_arrays = gold.arrays if gold is not None else {}
+        p_arrays = pred.arrays if pred is not None else {}
+        for path, g_array in g_arrays.items():
+            p_array = p_arrays.get(path)
+            by_label = {row.label: row for row in p_array.rows.values()} if p_array is not None else {}
+            for index, g_row in g_array.rows.items():
+                p_row = by_label.pop(index, None)
+                self._count(g_row, p_row)
+                self.rows(g_row, p_row, _below(pred_address, path, index), invented)
+            self._only_predicted(by_label.values(), path, pred_address, invented)
+        for path, p_array in p_arrays.items():
+            if path not in g_arrays:
+                self._only_predicted(p_array.rows.values(), path, pred_address, invented)
+
+    def _only_predicted(self, rows: Iterable[Row], path: Address, address: Address | None, invented: bool) -> None:
+        for row in rows:
+            self._count(None, row)
+            self.rows(None, row, _below(address, path, row.label), invented or isinstance(row.label, str))
+
+    def _count(self, gold: Row | None, pred: Row | None) -> None:
+        g_object = gold is not None and gold.is_object
+        p_object = pred is not None and pred.is_object
+        self.gold_rows += g_object
+        self.pred_rows += p_object
+        self.matched_rows += g_object and p_object
+
+    def _values(self, gold: Row | None, pred: Row | None, pred_address: Address | None, invented: bool) -> None:
+        counts, verdicts = self.counts, self.verdicts
+        p_leaves, pattern = (pred.leaves, pred.pattern) if pred is not None else ([], ())
+        unpaired: Iterable[tuple[Address, Leaf]] = p_leaves
+        if gold is not None:
+            g_leaves = gold.leaves
+            if len(g_leaves) == len(p_leaves) and all(g[0] is p[0] for g, p in zip(g_leaves, p_leaves, strict=True)):
+                both = [(suffix, g, p) for (suffix, g), (_, p) in zip(g_leaves, p_leaves, strict=True)]
+                unpaired = ()
+            else:  # other suffixes, or the same in another order
+                by_suffix = dict(p_leaves)
+                both = [(suffix, g, by_suffix.pop(suffix, None)) for suffix, g in g_leaves]
+                unpaired = by_suffix.items()
+            for suffix, g, p in both:
+                outcome = "unfound" if p is None else "matched" if p.key == g.key else "misread"
+                counts[outcome] += 1
+                if verdicts is not None:
+                    p_raw, p_key = (None, None) if p is None else (p.raw, p.key)
+                    verdicts.append(Verdict((*gold.address, *suffix), g.raw, p_raw, g.key, p_key, outcome))
+        for suffix, p in unpaired:
+            # In a row paired with none: an invented item; else fabricated if the schema offers the address.
+            if invented:
+                outcome = "invented_item"
+            else:
+                outcome = "fabricated" if (*pattern, *suffix) in self.slots else "invented_field"
+            counts[outcome] += 1
+            if verdicts is not None:
+                verdicts.append(Verdict((*(pred_address or ()), *suffix), None, p.raw, None, p.key, outcome))
 
 
-def _relabelled(row: Row, prefix: Address, found: dict[Address, Leaf]) -> dict[Address, Leaf]:
-    """The prediction's leaves at their renumbered addresses."""
-    for suffix, leaf in row.leaves:
-        found[(*prefix, *suffix)] = leaf
-    for path, array in row.arrays.items():
-        where = (*prefix, *path)
-        for child in array.rows.values():
-            _relabelled(child, (*where, ("i", child.label)), found)
-    return found
-
-
-def _row_counts(gold: Row, pred: Row) -> tuple[int, int, int]:
-    """Object rows per array on each side after renumbering, and those present on both (5.9)."""
-    gold_objects = _object_rows(gold, (), {})
-    pred_objects = _object_rows(pred, (), {})
-    matched = sum(len(indices & pred_objects.get(prefix, set())) for prefix, indices in gold_objects.items())
-    return (
-        sum(map(len, gold_objects.values())),
-        sum(map(len, pred_objects.values())),
-        matched,
-    )
-
-
-def _object_rows(row: Row, prefix: Address, found: dict[Address, set[Any]]) -> dict[Address, set[Any]]:
-    for path, array in row.arrays.items():
-        where = (*prefix, *path)
-        labels = found.setdefault(where, set())
-        for child in array.rows.values():
-            if child.is_object:
-                labels.add(child.label)
-            if child.arrays:
-                _object_rows(child, (*where, ("i", child.label)), found)
-    return found
+def _below(address: Address | None, path: Address, label: Any) -> Address | None:
+    """The address of a row labelled `label` in the array at `path` below `address` (None: none kept)."""
+    return None if address is None else (*address, *path, ("i", label))

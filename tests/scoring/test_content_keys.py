@@ -8,8 +8,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import oeb
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import flatten, states_nothing
+from oeb.scoring.document import SchemaView, flatten, states_nothing
 from oeb.scoring.pairing import Aligner
 
 # Dict keys that are one key to Python but different texts (`1`, `True`, `1.0`), or the same text
@@ -26,14 +27,16 @@ def _defined(row) -> list:
 @given(rows=ROWS, nested=st.booleans())
 def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], nested: bool) -> None:
     document = {"t": [{"o": row} for row in rows] if nested else rows}
-    tree, _, _ = flatten(document, {"type": "object"}, states_nothing, canonical_key)
+    tree, _, _ = flatten(document, SchemaView({"type": "object"}), states_nothing, canonical_key)
     aligner = Aligner(1, False)
     for row in tree.arrays[(("k", "t"),)].rows.values():
         assert aligner.content_key(row)[0] == _defined(row)
-        for suffix, leaf in row.leaves:
-            assert _typed(suffix) == _typed(leaf.address[-len(suffix) :])
         source = rows[row.index]
         assert [_typed(suffix)[-1] for suffix, _ in row.leaves] == [("k", type(k), k) for k in source]
+
+    verdicts = oeb.score(document, document, {"type": "object"}, verdicts=True)["verdicts"]
+    written = [_typed(v.address)[-1] for v in verdicts if v.address[1][1] == 0]
+    assert sorted(written, key=str) == sorted((("k", type(k), k) for k in rows[0]), key=str)
 
 
 def _typed(path: tuple) -> list:

@@ -108,7 +108,9 @@ def nested_rows(rng: random.Random, count: int) -> dict:
 
 def sorted_rows(document: dict, aligner: pairing.Aligner) -> list:
     """The rows of `document["rows"]` in the order pairing sorts them (by content key)."""
-    tree = oeb.scoring.document.flatten(document, {}, oeb.states_nothing, oeb.canonical_key)[0]
+    tree = oeb.scoring.document.flatten(
+        document, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    )[0]
     return sorted(tree.arrays[(("k", "rows"),)].rows.values(), key=aligner.content_key)
 
 

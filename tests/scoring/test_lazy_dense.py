@@ -68,8 +68,12 @@ def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -
     ]
     other = [dict(row, n=rng.randrange(5)) for row in rows] + [{"k": "a", "tags": [{"t": "x"}]}]
     aligner = pairing.Aligner(scale=[100, 7][nested % 2], positional=frozenset())
-    p_rows = oeb.scoring.document.flatten({"rows": rows}, {}, oeb.states_nothing, oeb.canonical_key)[0]
-    g_rows = oeb.scoring.document.flatten({"rows": other}, {}, oeb.states_nothing, oeb.canonical_key)[0]
+    p_rows = oeb.scoring.document.flatten(
+        {"rows": rows}, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    )[0]
+    g_rows = oeb.scoring.document.flatten(
+        {"rows": other}, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    )[0]
     pi = list(p_rows.arrays[(("k", "rows"),)].rows.values())
     gi = list(g_rows.arrays[(("k", "rows"),)].rows.values())
     expected = np.array([[aligner.weight(p, g) for g in gi] for p in pi], dtype=np.int64)
