@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from oeb.scoring.rows import Address, Array, Leaf, Row
+from oeb.scoring.rows import Address, Array, Row
 from oeb.scoring.schema import is_open_map, items_schema, property_schema, read_node
 
 __all__ = ["SchemaView", "Survey", "states_nothing"]
@@ -236,4 +236,4 @@ class _Flattening:
             self.walk(value, here, row)
         elif not self.absent(value):
             self.values += 1
-            row.leaves.append((here.relative, Leaf(value, self.key_of(value))))
+            row.leaves.append((here.relative, value, self.key_of(value)))

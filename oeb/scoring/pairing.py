@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment
 
 from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring.dense_solver import dense_pairing
-from oeb.scoring.rows import Leaf, Path, Row
+from oeb.scoring.rows import Path, Row, Value
 from oeb.scoring.schema import array_name
 from oeb.scoring.sparse_solver import sparse_pairing
 from oeb.scoring.weights import Columns, block_values
@@ -72,13 +72,13 @@ class Aligner:
     def priced(self, row: Row) -> tuple[dict[Path, str], dict[Path, list[Row]]]:
         """Named values (positional arrays flattened into them) and the nested arrays to pair."""
         if row._priced is None:
-            named: dict[Path, str] = {suffix: leaf.key for suffix, leaf in row.leaves}
+            named: dict[Path, str] = {suffix: key for suffix, _, key in row.leaves}
             nested: dict[Path, list[Row]] = {}
             for path, array in row.arrays.items():
                 if self.positional and self.is_positional(array.pattern):
                     for index, child in array.rows.items():
-                        for suffix, leaf in _all_leaves(child):
-                            named[(*path, ("i", index), *suffix)] = leaf.key
+                        for suffix, _, key in _all_leaves(child):
+                            named[(*path, ("i", index), *suffix)] = key
                 else:
                     nested[path] = list(array.rows.values())
             row._priced = (named, nested)
@@ -447,13 +447,13 @@ class Aligner:
         return block.weights(i, j).astype(np.float64).reshape(len(pi), len(gi))
 
 
-def _all_leaves(row: Row) -> Iterable[tuple[Path, Leaf]]:
+def _all_leaves(row: Row) -> Iterable[Value]:
     """Every leaf under a row, with its suffix relative to the row (index steps included)."""
     yield from row.leaves
     for path, array in row.arrays.items():
         for index, child in array.rows.items():
-            for suffix, leaf in _all_leaves(child):
-                yield (*path, ("i", index), *suffix), leaf
+            for suffix, raw, key in _all_leaves(child):
+                yield (*path, ("i", index), *suffix), raw, key
 
 
 def _sides(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:

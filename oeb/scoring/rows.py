@@ -7,17 +7,9 @@ from typing import Any
 Step = tuple[str, Any]
 Path = tuple[Step, ...]
 Address = Path
-
-
-class Leaf:
-    """One scalar of one side: its raw value and canonical key (its address is its row's and the
-    suffix it is held under, put together only when a verdict is written)."""
-
-    __slots__ = ("key", "raw")
-
-    def __init__(self, raw: Any, key: str) -> None:
-        self.raw = raw
-        self.key = key
+# One scalar of one side: the path from its row (no index steps), its raw value and canonical key.
+# Its address, its row's and that path, is put together only when a verdict is written.
+Value = tuple[Path, Any, str]
 
 
 class Array:
@@ -40,14 +32,14 @@ class Row:
         self.label: Any = index  # the index it ends with after renumbering
         self.pattern = pattern
         self.address = address  # where it is in its document, with its own index (not its label)
-        self.leaves: list[tuple[Path, Leaf]] = []  # suffix without index steps -> leaf
+        self.leaves: list[Value] = []
         self.arrays: dict[Path, Array] = {}  # relative path -> nested array
         self._priced: tuple[dict[Path, str], dict[Path, list[Row]]] | None = None
         self._content: tuple | None = None
 
     @property
     def is_object(self) -> bool:
-        for suffix, _ in self.leaves:
-            if suffix and suffix[0][0] == "k":
+        for value in self.leaves:
+            if value[0] and value[0][0][0] == "k":
                 return True
         return any(p and p[0][0] == "k" for p in self.arrays)

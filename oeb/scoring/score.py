@@ -11,7 +11,7 @@ from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.document import SchemaView, array_paths, flatten, prepare, states_nothing, survey
 from oeb.scoring.pairing import Aligner
-from oeb.scoring.rows import Leaf, Row
+from oeb.scoring.rows import Row, Value
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
 
 __all__ = ["RESULTS", "Verdict", "score", "show_address"]
@@ -268,24 +268,24 @@ class _Comparison:
 
     def _values(self, gold: Row | None, pred: Row | None, pred_address: Address | None, invented: bool) -> None:
         counts, verdicts = self.counts, self.verdicts
-        p_leaves, pattern = (pred.leaves, pred.pattern) if pred is not None else ([], ())
-        unpaired: Iterable[tuple[Address, Leaf]] = p_leaves
+        p_values, pattern = (pred.leaves, pred.pattern) if pred is not None else ([], ())
+        unpaired: Iterable[Value] = p_values
         if gold is not None:
-            g_leaves = gold.leaves
-            if len(g_leaves) == len(p_leaves) and all(g[0] is p[0] for g, p in zip(g_leaves, p_leaves, strict=True)):
-                both = [(suffix, g, p) for (suffix, g), (_, p) in zip(g_leaves, p_leaves, strict=True)]
+            g_values = gold.leaves
+            if len(g_values) == len(p_values) and all(g[0] is p[0] for g, p in zip(g_values, p_values, strict=True)):
+                both: Iterable[tuple[Value, Value | None]] = zip(g_values, p_values, strict=True)
                 unpaired = ()
             else:  # other suffixes, or the same in another order
-                by_suffix = dict(p_leaves)
-                both = [(suffix, g, by_suffix.pop(suffix, None)) for suffix, g in g_leaves]
-                unpaired = by_suffix.items()
-            for suffix, g, p in both:
-                outcome = "unfound" if p is None else "matched" if p.key == g.key else "misread"
+                by_suffix = {p[0]: p for p in p_values}
+                both = [(g, by_suffix.pop(g[0], None)) for g in g_values]
+                unpaired = by_suffix.values()
+            for (suffix, g_raw, g_key), p in both:
+                outcome = "unfound" if p is None else "matched" if p[2] == g_key else "misread"
                 counts[outcome] += 1
                 if verdicts is not None:
-                    p_raw, p_key = (None, None) if p is None else (p.raw, p.key)
-                    verdicts.append(Verdict((*gold.address, *suffix), g.raw, p_raw, g.key, p_key, outcome))
-        for suffix, p in unpaired:
+                    p_raw, p_key = (None, None) if p is None else p[1:]
+                    verdicts.append(Verdict((*gold.address, *suffix), g_raw, p_raw, g_key, p_key, outcome))
+        for suffix, p_raw, p_key in unpaired:
             # In a row paired with none: an invented item; else fabricated if the schema offers the address.
             if invented:
                 outcome = "invented_item"
@@ -293,7 +293,7 @@ class _Comparison:
                 outcome = "fabricated" if (*pattern, *suffix) in self.slots else "invented_field"
             counts[outcome] += 1
             if verdicts is not None:
-                verdicts.append(Verdict((*(pred_address or ()), *suffix), None, p.raw, None, p.key, outcome))
+                verdicts.append(Verdict((*(pred_address or ()), *suffix), None, p_raw, None, p_key, outcome))
 
 
 def _below(address: Address | None, path: Address, label: Any) -> Address | None:

@@ -20,7 +20,7 @@ ROWS = st.lists(st.dictionaries(KEYS, st.sampled_from(["x", "y", 3]), min_size=1
 
 
 def _defined(row) -> list:
-    return sorted((tuple((kind, str(name)) for kind, name in suffix), leaf.key) for suffix, leaf in row.leaves)
+    return sorted((tuple((kind, str(name)) for kind, name in suffix), key) for suffix, _, key in row.leaves)
 
 
 @settings(max_examples=300, deadline=None)
@@ -32,7 +32,7 @@ def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], neste
     for row in tree.arrays[(("k", "t"),)].rows.values():
         assert aligner.content_key(row)[0] == _defined(row)
         source = rows[row.index]
-        assert [_typed(suffix)[-1] for suffix, _ in row.leaves] == [("k", type(k), k) for k in source]
+        assert [_typed(suffix)[-1] for suffix, _, _ in row.leaves] == [("k", type(k), k) for k in source]
 
     verdicts = oeb.score(document, document, {"type": "object"}, verdicts=True)["verdicts"]
     written = [_typed(v.address)[-1] for v in verdicts if v.address[1][1] == 0]
