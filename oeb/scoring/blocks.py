@@ -8,6 +8,7 @@ both, and price any row against every column when a solver needs it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -19,6 +20,13 @@ from oeb.scoring.weights import Columns, Named, assignment_values
 JOIN_PAIRS_PER_ROW = 4
 # Pairs are priced this many cells at a time.
 PRICE_CHUNK_CELLS = 8_000_000
+# Columns with up to this many nested rows are paired as blocks of one width, padded with zeros.
+NESTED_PADDED_WIDTH = 4
+# Rows with nested rows are paired this many cells (row × column × nested pair) at a time: few enough
+# to stay in cache and to keep the distinct weight vectors of a batch few.
+NESTED_CHUNK_CELLS = 1 << 20
+# Distinct keys are found with a table when the largest is at most this many times their count.
+DISTINCT_TABLE_SIZE = 16
 
 INF = float("inf")
 
@@ -52,20 +60,41 @@ class Block:
         """The exact weight of each pair (i[k], j[k])."""
         return _weights(*self.counts(i, j), self.scale)
 
-    def row_counts(self, rows: np.ndarray, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
-        """Equal and shared values of every pair of these rows with every column (len(rows) × m)."""
-        matched = np.zeros((len(rows), self.m), dtype=dtype)
-        shared = np.zeros((len(rows), self.m), dtype=dtype)
-        for p, g in zip(self.p_codes[:, rows], self.g_codes, strict=True):
-            matched += p[:, None] == g[None, :]
-            shared += (p >= 0)[:, None] & (g >= 0)[None, :]
+    def row_counts(
+        self, rows: np.ndarray, dtype: type = np.int64, gold: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Equal and shared values of every pair of these rows with every gold row, or these gold rows
+        (len(rows) × gold rows): one comparison per row or per column, whichever are fewer, and the
+        shared values looked up by the set of columns each row has, which a block has few of."""
+        g_codes, (column_sets, set_of_row) = self.g_codes, self.gold_column_sets
+        if gold is not None:
+            g_codes, set_of_row = g_codes[:, gold], set_of_row[gold]
+        p_codes = self.p_codes[:, rows]
+        if len(rows) < len(g_codes):
+            matched = np.empty((len(rows), g_codes.shape[1]), dtype=dtype)
+            for out, p in zip(matched, p_codes.T, strict=True):
+                np.sum(g_codes == p[:, None], axis=0, dtype=dtype, out=out)
+        else:
+            matched = np.zeros((len(rows), g_codes.shape[1]), dtype=dtype)
+            for p, g in zip(p_codes, g_codes, strict=True):
+                matched += p[:, None] == g
+        has = (p_codes >= 0).T.astype(np.float32)  # float32: BLAS, and exact far past C columns
+        shared = (has @ column_sets).astype(dtype).take(set_of_row, axis=1)
         return matched, shared
 
-    def row_codes(self, rows: np.ndarray) -> np.ndarray:
-        """Every pair of these pred rows with every gold row as one small code, `matched · (C+1) +
-        shared` (C columns of values), in a len(rows) × m matrix: two bytes a pair on most tables."""
+    @cached_property
+    def gold_column_sets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct sets of columns gold rows have (C × sets, 0/1), and each gold row's set."""
+        present = (self.g_codes >= 0).astype(np.int8)
+        one, set_of_row = _distinct(_row_keys(present))
+        return present[:, one].astype(np.float32), set_of_row
+
+    def row_codes(self, rows: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:
+        """Every pair of these pred rows with every gold row (or these) as one small code, `matched ·
+        (C+1) + shared` (C columns of values), in a len(rows) × m matrix: two bytes a pair on most tables."""
         base = len(self.p_codes) + 1
-        matched, shared = self.row_counts(rows, np.int16 if base * base <= np.iinfo(np.int16).max else np.int32)
+        dtype = np.int16 if base * base <= np.iinfo(np.int16).max else np.int32
+        matched, shared = self.row_counts(rows, dtype, gold)
         matched *= base
         matched += shared
         return matched
@@ -75,6 +104,18 @@ class Block:
         base = len(self.p_codes) + 1
         matched, shared = np.divmod(np.arange(base * base, dtype=np.int64), base)
         return np.where(matched >= 1, -((matched * self.scale + shared).astype(np.float64) * factor), INF)
+
+    @cached_property
+    def code_values(self) -> np.ndarray:
+        """`matched · scale + shared` of each code of `row_codes`, whether a value matches or not."""
+        base = len(self.p_codes) + 1
+        matched, shared = np.divmod(np.arange(base * base, dtype=np.int64), base)
+        return matched * self.scale + shared
+
+    @cached_property
+    def code_weights(self) -> np.ndarray:
+        """The weight of each code of `row_codes`."""
+        return np.where(np.arange(len(self.code_values)) > len(self.p_codes), self.code_values, 0)
 
     @cached_property
     def rare_pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -118,14 +159,25 @@ def _join(p_codes: np.ndarray, rows: np.ndarray, g_codes: np.ndarray) -> tuple[n
 
 def _row_keys(codes: np.ndarray) -> np.ndarray:
     """One integer per column of `codes` (non-negative), equal exactly when the columns are equal."""
-    radices = codes.max(axis=1, initial=0).astype(np.int64) + 1
-    if np.prod(radices.astype(np.float64)) >= 2.0**62:
+    radices = (codes.max(axis=1, initial=0).astype(np.int64) + 1).tolist()
+    if math.prod(radices) >= 2**62:
         return np.unique(codes, axis=1, return_inverse=True)[1].reshape(-1)
-    keys = np.zeros(codes.shape[1], dtype=np.int64)
-    for row, radix in zip(codes, radices.tolist(), strict=True):
-        keys *= radix
-        keys += row
-    return keys
+    places = [math.prod(radices[row + 1 :]) for row in range(len(radices))]
+    return np.array(places, dtype=np.int64) @ codes
+
+
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One index of each distinct key, and the distinct key of each (an id 0, 1, ...): by a table when
+    the keys are small, several times faster than np.unique's sort."""
+    top = int(keys.max(initial=0))
+    if top > DISTINCT_TABLE_SIZE * (len(keys) + 1):
+        return np.unique(keys, return_index=True, return_inverse=True)[1:]
+    present = np.zeros(top + 1, dtype=bool)
+    present[keys] = True
+    ids = (np.cumsum(present) - 1)[keys]
+    one = np.empty(int(ids.max(initial=-1)) + 1, dtype=np.int64)
+    one[ids] = np.arange(len(keys))
+    return one, ids
 
 
 def _unique_pairs(found: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -161,6 +213,7 @@ class NestedArrays:
         self.c_start, self.c_len, inner_c = _spans(col_lists)
         self.inner = Block(Columns(inner_r, inner_c), scale)
         self.r_values = np.array([sum(len(named) for named in rows) for rows in row_lists], dtype=np.int64)
+        self._kind_codes: dict[int, np.ndarray] = {}  # `_codes` of each kind of nested pred row priced so far
 
     def counts(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What the best pairing of the nested rows adds to each pair (i[k], j[k]): equal and shared values."""
@@ -180,26 +233,97 @@ class NestedArrays:
             matched[members], shared[members] = np.divmod(values, self.scale)
         return matched, shared
 
-    def row_counts(self, rows: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-        """`counts` of every pair of these rows with every column (len(rows) × m): the nested rows
-        of rows with as many of them priced against all nested rows of the columns in one matrix,
-        then cut into blocks of one shape at a time."""
-        matched = np.zeros((len(rows), m), dtype=np.int64)
-        shared = np.zeros((len(rows), m), dtype=np.int64)
+    def row_values(self, rows: np.ndarray) -> np.ndarray:
+        """What the best pairing of the nested rows adds to every pair of these rows with every column
+        (len(rows) × columns, `matched · scale + shared`), rows with as many nested rows at once."""
+        values = np.zeros((len(rows), len(self.c_len)), dtype=np.int64)
         heights = self.r_len[rows]
-        widths = self.c_len
-        for k in np.unique(heights[heights > 0]).tolist():
+        for k in sorted(set(heights.tolist()) - {0}):
             group = np.flatnonzero(heights == k)
-            inner_rows = (self.r_start[rows[group]][:, None] + np.arange(k)).ravel()
-            inner = _weights(*self.inner.row_counts(inner_rows), self.scale).reshape(len(group), k, -1)
-            for width in np.unique(widths[widths > 0]).tolist():
-                members = np.flatnonzero(widths == width)
-                cols = self.c_start[members][:, None] + np.arange(width)
-                blocks = inner[:, :, cols].transpose(0, 2, 1, 3).reshape(-1, k, width)  # (row, member) blocks
-                values = assignment_values(blocks if k <= width else blocks.transpose(0, 2, 1))
-                found = np.divmod(values.reshape(len(group), len(members)), self.scale)
-                matched[np.ix_(group, members)], shared[np.ix_(group, members)] = found
-        return matched, shared
+            step = max(1, NESTED_CHUNK_CELLS // (k * max(len(self.c_len), 1) * NESTED_PADDED_WIDTH))
+            for start in range(0, len(group), step):
+                part = group[start : start + step]
+                values[part] = self._best_pairings(self.r_start[rows[part]][:, None] + np.arange(k))
+        return values
+
+    def _best_pairings(self, inner_rows: np.ndarray) -> np.ndarray:
+        """The best-pairing value of each row's k nested rows (`inner_rows`: rows × k) with each
+        column's span of nested rows. A nested row weighs the same as any other of its kind (equal
+        values), so only one of each kind is priced. One row: the span's maximum. More: a span's
+        value depends only on the weights of its nested rows against the k rows (a zero column added
+        to a narrow span changes nothing), so spans whose nested rows weigh the same, in the order of
+        their kinds, are paired once: a row's spans have few distinct such weights."""
+        count, k = inner_rows.shape
+        kinds = self._kinds[1]
+        codes = self._codes(inner_rows.ravel())
+        weight_of = self.inner.code_weights
+        values = np.zeros((count, len(self.c_len)), dtype=np.int64)
+        if k == 1:
+            spans = np.flatnonzero(self.c_len)
+            if len(spans):
+                weights = weight_of[codes[:, kinds[: self.inner.m]]]
+                values[:, spans] = np.maximum.reduceat(weights, self.c_start[spans], axis=1)
+            return values
+        codes = codes.reshape(count, k, -1)
+        vectors = _distinct(_row_keys(codes.transpose(1, 0, 2).reshape(k, -1)))[1].reshape(count, -1)
+        if count > 1:  # each row's own vectors numbered 0, 1, ... (a row has few): its spans' keys stay small
+            seen = np.zeros((count, int(vectors.max()) + 1), dtype=bool)
+            seen[np.arange(count)[:, None], vectors] = True
+            vectors = np.take_along_axis(np.cumsum(seen, axis=1) - 1, vectors, axis=1)
+        for members, span_kinds in self._column_blocks:
+            width = len(span_kinds)
+            spans = vectors[:, span_kinds]  # (row, slot, member)
+            if count > 1:  # the row is part of a span's key
+                row = np.broadcast_to(np.arange(count)[:, None, None], (count, 1, len(members)))
+                spans = np.concatenate([row, spans], axis=1)
+            one, which = _distinct(_row_keys(spans.transpose(1, 0, 2).reshape(spans.shape[1], -1)))
+            rows, member = np.divmod(one, len(members))
+            block_kinds = span_kinds[:, member].T[:, None, :]
+            blocks = weight_of[codes[rows[:, None, None], np.arange(k)[None, :, None], block_kinds]]
+            found = assignment_values(blocks if k <= width else blocks.transpose(0, 2, 1))
+            values[:, members] = found[which].reshape(count, len(members))
+        return values
+
+    def _codes(self, inner_rows: np.ndarray) -> np.ndarray:
+        """`row_codes` of these nested pred rows against one nested gold row of each kind, then the
+        zero kind. Nested pred rows repeat frequent values too: each kind is priced once."""
+        one_of_kind, kind_of_row = self._pred_kinds
+        wanted = kind_of_row[inner_rows].tolist()
+        new = sorted(set(wanted) - self._kind_codes.keys())
+        if new:
+            codes = self.inner.row_codes(one_of_kind[new], self._kinds[0])
+            codes = np.concatenate([codes, np.zeros((len(new), 1), dtype=codes.dtype)], axis=1)
+            self._kind_codes.update(zip(new, codes, strict=True))
+        return np.stack([self._kind_codes[kind] for kind in wanted])
+
+    @cached_property
+    def _pred_kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """One nested pred row of each kind (the same values in every column), and each one's kind."""
+        return _distinct(_row_keys(self.inner.p_codes.astype(np.int64) + 1))
+
+    @cached_property
+    def _kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """One nested gold row of each kind (the same values in every column), and the kind of each
+        nested gold row, then of the zero column `inner.m` that pads narrow spans (a kind of its own)."""
+        one, kinds = _distinct(_row_keys(self.inner.g_codes.astype(np.int64) + 2))
+        return one, np.append(kinds, len(one))
+
+    @cached_property
+    def _column_blocks(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Columns with nested rows, grouped to be cut as blocks of one width: each group's columns and
+        the kinds of their nested rows (width × columns, each column's sorted), narrow spans padded
+        with the zero kind."""
+        widths, kinds = self.c_len, self._kinds[1]
+        narrow = np.flatnonzero((widths > 0) & (widths <= NESTED_PADDED_WIDTH))
+        groups = []
+        if len(narrow):
+            offsets = np.arange(int(widths[narrow].max()))
+            cols = np.where(offsets < widths[narrow][:, None], self.c_start[narrow][:, None] + offsets, self.inner.m)
+            groups.append((narrow, cols))
+        for width in np.unique(widths[widths > NESTED_PADDED_WIDTH]).tolist():
+            members = np.flatnonzero(widths == width)
+            groups.append((members, self.c_start[members][:, None] + np.arange(width)))
+        return [(members, np.ascontiguousarray(np.sort(kinds[cols], axis=1).T)) for members, cols in groups]
 
 
 def _spans(lists: Sequence[Sequence[Named]]) -> tuple[np.ndarray, np.ndarray, list[Named]]:
@@ -230,13 +354,17 @@ class PricedBlock:
         return _weights(matched, shared, self.scale)
 
     def row_weights(self, rows: np.ndarray) -> np.ndarray:
-        """Every pair of these rows with every column, as a len(rows) × m matrix."""
-        matched, shared = self.flat.row_counts(rows)
+        """Every pair of these rows with every column, as a len(rows) × m matrix: `weights` summed as
+        values, a pair matching where its flat values or any nested pairing match."""
+        codes = self.flat.row_codes(rows)
+        weights = self.flat.code_values[codes]
+        matches = codes > len(self.flat.p_codes)  # at least one equal value
         for nested in self.nested:
-            more_matched, more_shared = nested.row_counts(rows, self.m)
-            matched += more_matched
-            shared += more_shared
-        return _weights(matched, shared, self.scale)
+            values = nested.row_values(rows)
+            weights += values
+            matches |= values >= self.scale
+        weights *= matches
+        return weights
 
     @cached_property
     def bounds(self) -> np.ndarray:

@@ -25,6 +25,9 @@ SMALL_BLOCK_CELLS = 65_536
 MAX_PERMUTATIONS = 720
 # Brute force prices this many cells (block × assignment × row) at a time.
 PERMUTATION_CHUNK_CELLS = 1 << 20
+# Below this many cells of brute force, first finding the blocks whose row maxima sit in distinct
+# columns costs more than it spares.
+DISTINCT_MAXIMA_CELLS = 1 << 16
 # Distinct key-sets whose overlaps are tabulated pairwise; more are counted with a sparse product.
 MAX_SIGNATURE_PAIRS = 40_000
 
@@ -173,21 +176,23 @@ def assignment_values(blocks: np.ndarray) -> np.ndarray:
     if k == 1:
         return blocks[:, 0, :].max(axis=1)
     values = np.zeros(count, dtype=np.int64)
-    # When the positive row maxima sit in distinct columns, taking them is optimal (an upper bound met).
-    row_max = blocks.max(axis=2)
-    best_col = blocks.argmax(axis=2)
-    positive = row_max > 0
-    used = np.where(positive, best_col, -1 - np.arange(k))
-    used.sort(axis=1)
-    distinct = (np.diff(used, axis=1) != 0).all(axis=1)
-    values[distinct] = row_max[distinct].sum(axis=1)
-    rest = np.nonzero(~distinct)[0]
-    if not len(rest):
-        return values
-    if _permutation_count(width, k) <= MAX_PERMUTATIONS:
+    rest = np.arange(count)
+    assignments = _permutation_count(width, k)
+    brute_force = assignments <= MAX_PERMUTATIONS
+    if not brute_force or count * assignments * k > DISTINCT_MAXIMA_CELLS:
+        # When the positive row maxima sit in distinct columns, taking them is optimal (an upper bound met).
+        row_max = blocks.max(axis=2)
+        best_col = blocks.argmax(axis=2)
+        positive = row_max > 0
+        used = np.where(positive, best_col, -1 - np.arange(k))
+        used.sort(axis=1)
+        distinct = (np.diff(used, axis=1) != 0).all(axis=1)
+        values[distinct] = row_max[distinct].sum(axis=1)
+        rest = np.nonzero(~distinct)[0]
+    if brute_force:
         # Every injective assignment of every block at once: three numpy calls, whatever k and width.
         chosen = _injections(width, k)
-        step = max(1, PERMUTATION_CHUNK_CELLS // (len(chosen) * k))
+        step = max(1, PERMUTATION_CHUNK_CELLS // (assignments * k))
         for start in range(0, len(rest), step):
             part = rest[start : start + step]
             values[part] = blocks[part][:, np.arange(k), chosen].sum(axis=2).max(axis=1)
