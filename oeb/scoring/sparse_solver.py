@@ -21,6 +21,7 @@ are never priced in full; duplicates, invented rows and the rows they contend wi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import pairwise
 
 import numpy as np
 
@@ -57,6 +58,10 @@ class _Edges:
         self.code_costs = block.code_costs(self.factor)
         self.full: dict[int, np.ndarray | None] = {}  # codes of rows priced in full; None: priced at each scan
         self.kept = 0
+        # Each listed row's edges again as plain lists: a search's first step reads a handful of
+        # edges, cheaper in Python than in numpy's calls.
+        bounds, cols, costs = self.indptr.tolist(), self.cols.tolist(), self.costs.tolist()
+        self.lists = [(cols[low:high], costs[low:high]) for low, high in pairwise(bounds)]
 
     def _costs(self, weights: np.ndarray) -> np.ndarray:
         return -(weights.astype(np.float64) * self.factor)
@@ -133,10 +138,15 @@ class _Solver:
         self.x = np.full(nr, -1, dtype=np.int64)
         self.y = np.full(nc, -1, dtype=np.int64)
         self.x_cost = np.zeros(nr, dtype=np.float64)  # the cost of each row's edge to its column
+        self.v_list, self.y_list = [0.0] * nc, [-1] * nc  # the same as v and y, for single reads
 
     def search(self, i0: int) -> set[int]:
         """One shortest augmenting path from free row i0, applied; or, without changing anything,
         the rows whose unlisted edges might have changed it (to be priced in full first)."""
+        if i0 not in self.edges.full:
+            done = self._first_step(i0)
+            if done is not None:
+                return done
         v, y = self.v, self.y
         cols, costs, floor = self.edges.row(i0)
         if cols is None:
@@ -149,8 +159,7 @@ class _Solver:
         at_min = cols[reduced == min_diff]
         free = at_min[y[at_min] == -1]
         if len(free):
-            j = int(free[0])
-            y[j], self.x[i0], self.x_cost[i0] = i0, j, costs[np.searchsorted(cols, j)]
+            self._assign(i0, int(free[0]), float(costs[np.searchsorted(cols, free[0])]))
             return set()
         search = _Search(self.nc, i0, cols, costs, reduced)
         search.settle(at_min)
@@ -189,6 +198,25 @@ class _Solver:
                 self._augment(search, i0, int(free[0]), min_diff)
                 return set()
             search.settle(at_min)
+
+    def _first_step(self, i0: int) -> set[int] | None:
+        """The search's first step for a listed row, in plain Python: done (the row's floor reached,
+        or a free column at the lowest reduced cost, taken) or None (a search is needed)."""
+        cols, costs = self.edges.lists[i0]
+        v, y = self.v_list, self.y_list
+        reduced = [cost - v[j] for j, cost in zip(cols, costs, strict=True)]
+        min_diff = min(reduced)
+        if self.edges.floors[i0] <= min_diff:
+            return {i0}
+        for j, cost, r in zip(cols, costs, reduced, strict=True):
+            if r == min_diff and y[j] == -1:
+                self._assign(i0, j, cost)
+                return set()
+        return None
+
+    def _assign(self, i: int, j: int, cost: float) -> None:
+        self.y[j] = self.y_list[j] = i
+        self.x[i], self.x_cost[i] = j, cost
 
     def _scan(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
         """Relax row i's edges (`h`: its offset): the first free column reached at `min_diff`, else -1
@@ -243,10 +271,12 @@ class _Solver:
         """Move the duals of the columns scanned before the last minimum, then flip the path to `sink`."""
         moved = np.array(search.scanned[: search.last], dtype=np.int64)
         self.v[moved] += search.d[moved] - min_diff
+        for j, value in zip(moved.tolist(), self.v[moved].tolist(), strict=True):
+            self.v_list[j] = value
         j = sink
         while True:
             i = int(search.lab[j])
-            self.y[j] = i
+            self.y[j] = self.y_list[j] = i
             k, j = j, int(self.x[i])
             self.x[i], self.x_cost[i] = k, search.lab_cost[k]
             if i == i0:
