@@ -87,13 +87,8 @@ class Aligner:
     def content_key(self, row: Row) -> tuple:
         if row._content is None:
             named, nested = self.priced(row)
-            row._content = (
-                self._sorted_named(named),
-                sorted(
-                    (self._as_text(path), sorted(self.content_key(child) for child in rows))
-                    for path, rows in nested.items()
-                ),
-            )
+            nested_keys = [(self._as_text(path), sorted(map(self.content_key, rows))) for path, rows in nested.items()]
+            row._content = (self._sorted_named(named), sorted(nested_keys) if len(nested_keys) > 1 else nested_keys)
         return row._content
 
     def _sorted_named(self, named: dict[Path, str]) -> list[tuple[tuple[tuple[str, str], ...], str]]:
