@@ -86,6 +86,7 @@ class Survey(NamedTuple):
 
 
 _SIDECAR_ENDINGS = tuple(suffix + "\0" for suffix in SIDECAR_SUFFIXES)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _has_sidecar_suffix(value: dict[Any, Any]) -> bool:
@@ -110,7 +111,8 @@ def survey(document: Any, *, prediction: bool) -> Survey:
             items = value
         else:
             continue
-        stack.extend(item for item in items if isinstance(item, (dict, list)))
+        if not _SCALARS.issuperset(map(type, items)):  # one C pass rules out most rows of a table
+            stack.extend(item for item in items if isinstance(item, (dict, list)))
     return Survey(envelopes, sidecars, empty_keys)
 
 

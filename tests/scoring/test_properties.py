@@ -172,3 +172,29 @@ def test_a_document_nested_too_deeply_is_refused_on_one_line() -> None:
         assert "nests too deeply" in str(error)
     else:
         raise AssertionError("a 5,000-level document should be refused")
+
+
+class _Mapping(dict):
+    pass
+
+
+class _Sequence(list):
+    pass
+
+
+def as_subclasses(value: Any) -> Any:
+    """The same document built from dict and list subclasses, as Python callers may pass it."""
+    if isinstance(value, dict):
+        return _Mapping((k, as_subclasses(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return _Sequence(as_subclasses(v) for v in value)
+    return value
+
+
+@FAST
+@given(pred=DOCUMENTS, gold=DOCUMENTS)
+def test_documents_of_dict_and_list_subclasses_score_as_plain_ones(pred: dict, gold: dict) -> None:
+    expected = oeb.score(pred, gold, SCHEMA, verdicts=True)
+    assert oeb.score(as_subclasses(pred), as_subclasses(gold), SCHEMA, verdicts=True) == expected
+    envelope = {"rows": [{"a": 1, "b": _Mapping(value="x", confidence=0.5)}]}
+    assert oeb.score(as_subclasses(envelope), {"rows": [{"a": 1, "b": "x"}]}, SCHEMA)["matched"] == 2
