@@ -41,3 +41,34 @@ def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], neste
 
 def _typed(path: tuple) -> list:
     return [(kind, type(name), name) for kind, name in path]
+
+
+TABLE_KEYS = ["b", "a", "c", "A", "b.c"]
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> list[dict]:
+    """Rows mostly of one shape (a table), some without a key, in another key order or with a nested array."""
+    width = draw(st.integers(0, len(TABLE_KEYS)))
+    values = st.sampled_from(["x", "y", "1", 1])
+    rows = []
+    for _ in range(draw(st.integers(1, 12))):
+        row = {key: draw(values) for key in TABLE_KEYS[:width]}
+        odd = draw(st.sampled_from(["none"] * 6 + ["drop", "reorder", "nested"]))
+        if odd == "drop" and row:
+            row.pop(draw(st.sampled_from(sorted(row))))
+        elif odd == "reorder":
+            row = dict(reversed(row.items()))
+        elif odd == "nested":
+            row["n"] = [{"v": draw(values)}]
+        rows.append(row)
+    return rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=tables())
+def test_rows_are_put_in_content_order(rows: list[dict]) -> None:
+    tree, _, _ = flatten({"t": rows}, SchemaView({"type": "object"}), states_nothing, canonical_key)
+    table = list(tree.arrays[(("k", "t"),)].rows.values()) if tree.arrays else []
+    aligner = Aligner(1, False)
+    assert aligner.in_content_order(table) == sorted(table, key=aligner.content_key)
