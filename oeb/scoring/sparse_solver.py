@@ -119,14 +119,14 @@ class _Search:
         self.d = np.full(nc, INF)
         self.lab = np.empty(nc, dtype=np.int64)
         self.lab_cost = np.empty(nc, dtype=np.float64)
-        self.ok = np.zeros(nc, dtype=bool)
+        self.open = np.ones(nc, dtype=bool)  # not settled yet
         self.d[cols], self.lab[cols], self.lab_cost[cols] = reduced, i0, costs
         self.todo: list[int] = []
         self.scanned: list[int] = []
         self.last = 0  # columns scanned before the current minimum: their duals move at the end
 
     def settle(self, columns: np.ndarray) -> None:
-        self.ok[columns] = True
+        self.open[columns] = False
         self.todo.extend(columns.tolist())
 
 
@@ -178,7 +178,7 @@ class _Solver:
             if cols is None:
                 sink = self._scan_all(search, i, costs, h, min_diff)
             elif len(cols) <= FEW_EDGES:
-                sink = self._scan_few(search, i, cols, costs, h, min_diff)
+                sink = self._scan_few(search, i, *self.edges.lists[i], h, min_diff)
             else:
                 sink = self._scan(search, i, cols, costs, h, min_diff)
             if sink >= 0:
@@ -187,7 +187,7 @@ class _Solver:
             if search.todo:
                 continue
             search.last = len(search.scanned)
-            candidates = ~search.ok & (search.d != INF)
+            candidates = search.open & (search.d != INF)
             min_diff = search.d[candidates].min()
             unsure = {row for row, lowest in floors if lowest <= min_diff}
             if unsure:
@@ -221,7 +221,7 @@ class _Solver:
     def _scan(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
         """Relax row i's edges (`h`: its offset): the first free column reached at `min_diff`, else -1
         with the other columns reached there settled."""
-        open_ = ~search.ok[cols]
+        open_ = search.open[cols]
         cols, costs = cols[open_], costs[open_]
         vj = costs - self.v[cols] - h
         better = vj < search.d[cols]
@@ -240,22 +240,23 @@ class _Solver:
         vj = costs - self.v[:m]
         vj -= h
         better = vj < search.d[:m]
-        better &= ~search.ok[:m]
-        cols = np.flatnonzero(better)
-        vj = vj[cols]
-        search.d[cols], search.lab[cols], search.lab_cost[cols] = vj, i, costs[cols]
-        reached = cols[vj == min_diff]
-        free = reached[self.y[reached] == -1]
-        if len(free):
-            return int(free[0])
-        search.settle(reached)
-        return self._scan_few(search, i, np.array([m + i]), np.array([-1.0]), h, min_diff)
+        better &= search.open[:m]
+        if better.any():  # most scans of a row priced in full lower no column: nothing to update
+            cols = np.flatnonzero(better)
+            vj = vj[cols]
+            search.d[cols], search.lab[cols], search.lab_cost[cols] = vj, i, costs[cols]
+            reached = cols[vj == min_diff]
+            free = reached[self.y[reached] == -1]
+            if len(free):
+                return int(free[0])
+            search.settle(reached)
+        return self._scan_few(search, i, [m + i], [-1.0], h, min_diff)
 
-    def _scan_few(self, search: _Search, i: int, cols: np.ndarray, costs: np.ndarray, h: float, min_diff: float) -> int:
+    def _scan_few(self, search: _Search, i: int, cols: list[int], costs: list[float], h: float, min_diff: float) -> int:
         """`_scan` edge by edge, as scipy does: cheaper than numpy's calls for a few edges."""
-        v, y, d, ok = self.v, self.y, search.d, search.ok
-        for j, cost in zip(cols.tolist(), costs.tolist(), strict=True):
-            if ok[j]:
+        v, y, d, open_ = self.v_list, self.y_list, search.d, search.open
+        for j, cost in zip(cols, costs, strict=True):
+            if not open_[j]:
                 continue
             vj = cost - v[j] - h
             if vj < d[j]:
@@ -263,7 +264,7 @@ class _Solver:
                 if vj == min_diff:
                     if y[j] == -1:
                         return j
-                    ok[j] = True
+                    open_[j] = False
                     search.todo.append(j)
         return -1
 
