@@ -186,23 +186,28 @@ class Aligner:
     def _assign(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         n, m = len(pi), len(gi)
         cells = n * m
-        if cells <= DENSE_LIMIT:
-            if cells >= LAZY_NESTED_CELLS:
-                common_nested = self._nested_paths(pi) & self._nested_paths(gi)
-                if cells >= LAZY_FLAT_CELLS or common_nested:
-                    found = self._lazy_dense(pi, gi, common_nested)
-                    if found is not None:
-                        return found
-            return self._dense(pi, gi)
-        common_nested = self._nested_paths(pi) & self._nested_paths(gi)
-        if not common_nested:
-            return self._flat_huge(pi, gi)
-        if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_DENSE_LIMIT:
-            return self._dense(pi, gi)
-        if min(n, m) <= NESTED_MAX_SIDE and cells <= NESTED_MIXED_LIMIT and cells * 8 <= self._positives(pi, gi) * 72:
-            return self._dense(pi, gi)
-        self.approximated.add(max(n, m))
-        return self._greedy(pi, gi)
+        common_nested = self._nested_paths(pi) & self._nested_paths(gi) if cells >= LAZY_NESTED_CELLS else set()
+        if cells > DENSE_LIMIT and not self._solved_densely(pi, gi, common_nested):
+            if not common_nested:
+                return self._flat_huge(pi, gi)
+            self.approximated.add(max(n, m))
+            return self._greedy(pi, gi)
+        if cells >= LAZY_FLAT_CELLS or common_nested:
+            found = self._lazy_dense(pi, gi, common_nested)
+            if found is not None:
+                return found
+        return self._dense(pi, gi)
+
+    def _solved_densely(self, pi: list[Row], gi: list[Row], common_nested: set[Path]) -> bool:
+        """Whether the reference solves a block past its dense limit densely all the same: only with
+        nested arrays on both sides, up to its side and cell limits (SCORING.md 5.5)."""
+        n, m = len(pi), len(gi)
+        if not common_nested or min(n, m) > NESTED_MAX_SIDE:
+            return False
+        cells = n * m
+        return cells <= NESTED_DENSE_LIMIT or (
+            cells <= NESTED_MIXED_LIMIT and cells * 8 <= self._positives(pi, gi) * 72
+        )
 
     def _dense(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         """The reference's dense solving on the whole weight matrix."""
