@@ -186,7 +186,8 @@ class Aligner:
     def _assign(self, pi: list[Row], gi: list[Row]) -> list[tuple[int, int]]:
         n, m = len(pi), len(gi)
         cells = n * m
-        common_nested = self._nested_paths(pi) & self._nested_paths(gi) if cells >= LAZY_NESTED_CELLS else set()
+        asked = cells >= LAZY_NESTED_CELLS or cells > DENSE_LIMIT  # smaller blocks need not know
+        common_nested = self._nested_paths(pi) & self._nested_paths(gi) if asked else set()
         if cells > DENSE_LIMIT and not self._solved_densely(pi, gi, common_nested):
             if not common_nested:
                 return self._flat_huge(pi, gi)

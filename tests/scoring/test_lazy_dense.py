@@ -101,9 +101,13 @@ def test_too_much_pricing_gives_the_block_back_to_the_matrix(monkeypatch) -> Non
     assert dense_solver.dense_pairing(block) is None
 
 
+@pytest.mark.parametrize("dense_limit", [None, 1_000])
 @pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
-def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float) -> None:
-    """Verdicts included, with nested arrays, whichever way each block is solved."""
+def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, dense_limit: int | None) -> None:
+    """Verdicts included, with nested arrays, whichever way each block is solved; also past the dense
+    limit (lowered), where the reference still solves blocks with nested arrays densely."""
+    if dense_limit is not None:
+        monkeypatch.setattr(pairing, "DENSE_LIMIT", dense_limit)
     rng = random.Random(7)
     gold_rows = [
         {
@@ -131,4 +135,12 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float) -> 
     monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
     monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
+    solved: list[int] = []
+
+    def counted(block: PricedBlock) -> list[tuple[int, int]] | None:
+        solved.append(block.n * block.m)
+        return dense_solver.dense_pairing(block)
+
+    monkeypatch.setattr(pairing, "dense_pairing", counted)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
+    assert dense_limit is None or max(solved) > dense_limit, "a block past the dense limit solved by the port"
