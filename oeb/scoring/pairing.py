@@ -21,6 +21,7 @@ from scipy.optimize import linear_sum_assignment
 
 from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring.dense_solver import dense_pairing
+from oeb.scoring.greedy_solver import greedy_pairing
 from oeb.scoring.rows import Path, Row, Value
 from oeb.scoring.schema import array_name
 from oeb.scoring.sparse_solver import sparse_pairing
@@ -192,7 +193,13 @@ class Aligner:
             if not common_nested:
                 return self._flat_huge(pi, gi)
             self.approximated.add(max(n, m))
-            return self._greedy(pi, gi)
+            block = self._priced_block(pi, gi, common_nested)
+            if block is None:
+                return self._greedy(pi, gi)
+            pairs = greedy_pairing(block)
+            i, j = _sides(pairs)
+            self._remember_worth(pi, gi, i, j, block.weights(i, j))
+            return pairs
         if cells >= LAZY_FLAT_CELLS or common_nested:
             found = self._lazy_dense(pi, gi, common_nested)
             if found is not None:
@@ -275,14 +282,9 @@ class Aligner:
         smaller side as scipy takes them; None where that does not apply (nested rows holding
         arrays of their own) or would not pay."""
         transposed = len(pi) > len(gi)
-        rows, cols = (gi, pi) if transposed else (pi, gi)
-        nested = []
-        for path in common_nested:
-            row_lists, col_lists = self._nested_values(rows, path), self._nested_values(cols, path)
-            if row_lists is None or col_lists is None:
-                return None
-            nested.append(NestedArrays(row_lists, col_lists, self.scale))
-        block = PricedBlock(Block(self._columns(rows, cols), self.scale), nested)
+        block = self._priced_block(gi, pi, common_nested) if transposed else self._priced_block(pi, gi, common_nested)
+        if block is None:
+            return None
         pairs = dense_pairing(block)
         if pairs is None:
             return None
@@ -293,6 +295,17 @@ class Aligner:
             return [(j, i) for i, j in pairs]
         self._remember_worth(pi, gi, a, b, weights)
         return pairs
+
+    def _priced_block(self, rows: list[Row], cols: list[Row], common_nested: set[Path]) -> PricedBlock | None:
+        """These rows against these columns as a block the lazy solvers price pair by pair; None if
+        some nested rows hold arrays of their own (a flat block cannot price them)."""
+        nested = []
+        for path in common_nested:
+            row_lists, col_lists = self._nested_values(rows, path), self._nested_values(cols, path)
+            if row_lists is None or col_lists is None:
+                return None
+            nested.append(NestedArrays(row_lists, col_lists, self.scale))
+        return PricedBlock(Block(self._columns(rows, cols), self.scale), nested)
 
     def _remember_worth(self, pi: list[Row], gi: list[Row], i: np.ndarray, j: np.ndarray, weights: np.ndarray) -> None:
         """What the chosen pairs (pi[i[k]], gi[j[k]]) are worth, for `best_pairing` to keep them:

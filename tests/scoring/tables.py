@@ -10,6 +10,7 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
+from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring.weights import Columns
 
 # What the solvers' property tests draw: how noisy a prediction is, the cardinality of each column
@@ -66,6 +67,14 @@ def nested_lists(rng: random.Random, rows: int, cardinality: int) -> list[list[d
         ]
         for _ in range(rows)
     ]
+
+
+def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int, nested: int) -> PricedBlock:
+    """A block of these rows; with `nested` > 0, each row also holds a nested array (values of that cardinality)."""
+    arrays = []
+    if nested:
+        arrays.append(NestedArrays(nested_lists(rng, len(rows), nested), nested_lists(rng, len(cols), nested), scale))
+    return PricedBlock(Block(Columns(rows, cols), scale), arrays)
 
 
 def scipy_dense_pairs(weights: np.ndarray) -> list[tuple[int, int]]:

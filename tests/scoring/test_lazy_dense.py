@@ -20,15 +20,7 @@ from oeb.scoring.weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tables import CARDINALITIES, NOISES, SCALES, nested_lists, scipy_dense_pairs, table
-
-
-def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int, nested: int) -> PricedBlock:
-    """A block of these rows; with `nested` > 0, each row also holds a nested array (values of that cardinality)."""
-    arrays = []
-    if nested:
-        arrays.append(NestedArrays(nested_lists(rng, len(rows), nested), nested_lists(rng, len(cols), nested), scale))
-    return PricedBlock(Block(Columns(rows, cols), scale), arrays)
+from tables import CARDINALITIES, NOISES, SCALES, block_of, scipy_dense_pairs, table
 
 
 @settings(max_examples=300, deadline=None)
