@@ -19,6 +19,7 @@ from oeb.scoring import greedy_solver, pairing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import reference_cases as rc
 from tables import CARDINALITIES, NOISES, SCALES, block_of, table
 
 
@@ -86,3 +87,27 @@ def test_whole_documents_score_as_with_the_greedy_in_tiers(monkeypatch, noise: f
         expected = oeb.score(pred, gold, schema, verdicts=True)
     assert expected["matching_exact"] is False
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
+
+
+CORPUS = rc.iter_corpus(Path(__file__).resolve().parent / "data" / "reference_random.jsonl")
+SAMPLE = list(CORPUS)[::5]
+
+
+@pytest.mark.parametrize("line", SAMPLE, ids=[line["name"] for line in SAMPLE])
+def test_corpus_cases_forced_greedy_score_as_with_the_greedy_in_tiers(monkeypatch, line: dict) -> None:
+    """Every nested block of the reference corpus forced past the limits (so paired greedily)."""
+    monkeypatch.setattr(pairing, "DENSE_LIMIT", 0)
+    monkeypatch.setattr(pairing, "NESTED_MAX_SIDE", 0)
+
+    def scored() -> object:
+        try:
+            return oeb.score(
+                line["pred"], line["gold"], line["schema"], verdicts=True, **rc.score_kwargs(line.get("options"))
+            )
+        except oeb.errors.OebError as error:
+            return type(error)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pairing.Aligner, "_priced_block", lambda self, rows, cols, nested: None)
+        expected = scored()
+    assert scored() == expected
