@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
@@ -75,6 +76,20 @@ def block_of(rng: random.Random, rows: list[dict], cols: list[dict], scale: int,
     if nested:
         arrays.append(NestedArrays(nested_lists(rng, len(rows), nested), nested_lists(rng, len(cols), nested), scale))
     return PricedBlock(Block(Columns(rows, cols), scale), arrays)
+
+
+@st.composite
+def priced_blocks(draw: st.DrawFn, *, smaller_side_first: bool) -> PricedBlock:
+    """A block of a generated table against its prediction, flat or with nested arrays: the smaller
+    side as its rows if `smaller_side_first` (as scipy takes a dense block), else either side."""
+    rng = random.Random(draw(st.integers(0, 10**6)))
+    pred, gold = table(rng, draw(st.integers(1, 60)), draw(CARDINALITIES), noise=draw(NOISES))
+    if smaller_side_first:
+        rows, cols = sorted((pred, gold), key=len)
+        assume(rows)
+    else:
+        rows, cols = (gold, pred) if draw(st.booleans()) else (pred, gold)
+    return block_of(rng, rows, cols, draw(SCALES), draw(st.sampled_from([0, 1, 2, 5])))
 
 
 def scipy_dense_pairs(weights: np.ndarray) -> list[tuple[int, int]]:

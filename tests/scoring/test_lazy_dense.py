@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
@@ -20,26 +20,12 @@ from oeb.scoring.weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tables import CARDINALITIES, NOISES, SCALES, block_of, scipy_dense_pairs, table
+from tables import priced_blocks, scipy_dense_pairs, table
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    seed=st.integers(0, 10**6),
-    rows=st.integers(1, 60),
-    noise=NOISES,
-    cardinalities=CARDINALITIES,
-    scale=SCALES,
-    nested=st.sampled_from([0, 1, 2, 5]),
-)
-def test_the_pairs_are_scipys_on_the_whole_matrix(
-    seed: int, rows: int, noise: float, cardinalities: list[int], scale: int, nested: int
-) -> None:
-    rng = random.Random(seed)
-    pred, gold = table(rng, rows, cardinalities, noise=noise)
-    small, large = sorted((pred, gold), key=len)
-    assume(small)
-    block = block_of(rng, small, large, scale, nested)
+@given(block=priced_blocks(smaller_side_first=True))
+def test_the_pairs_are_scipys_on_the_whole_matrix(block: PricedBlock) -> None:
     weights = block.row_weights(np.arange(block.n))
     assert dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
 

@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 import oeb
 from oeb.scoring import greedy_solver, pairing
+from oeb.scoring.blocks import PricedBlock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reference_cases as rc
-from tables import CARDINALITIES, NOISES, SCALES, block_of, table
+from tables import priced_blocks
 
 
 def greedy_on_the_matrix(weights: np.ndarray) -> list[tuple[int, int]]:
@@ -36,27 +37,15 @@ def greedy_on_the_matrix(weights: np.ndarray) -> list[tuple[int, int]]:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    seed=st.integers(0, 10**6),
-    rows=st.integers(1, 60),
-    noise=NOISES,
-    cardinalities=CARDINALITIES,
-    scale=SCALES,
-    nested=st.sampled_from([0, 1, 2, 5]),
-    transposed=st.booleans(),
+    block=priced_blocks(smaller_side_first=False),
     batch=st.sampled_from([1, 64]),
+    chunk=st.sampled_from([1, 2, 64]),
 )
-def test_the_pairs_are_the_greedy_rule_on_the_whole_matrix(
-    seed: int, rows: int, noise: float, cardinalities: list[int], scale: int, nested: int, transposed: bool, batch: int
-) -> None:
-    rng = random.Random(seed)
-    pred, gold = table(rng, rows, cardinalities, noise=noise)
-    if transposed:
-        pred, gold = gold, pred
-    block = block_of(rng, pred, gold, scale, nested)
+def test_the_pairs_are_the_greedy_rule_on_the_whole_matrix(block: PricedBlock, batch: int, chunk: int) -> None:
     expected = greedy_on_the_matrix(block.row_weights(np.arange(block.n)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(greedy_solver, "PRICED_ROWS_PER_BATCH", batch)
-        patch.setattr(greedy_solver, "OFFER_CHUNK", rng.choice([1, 2, 64]))
+        patch.setattr(greedy_solver, "OFFER_CHUNK", chunk)
         assert greedy_solver.greedy_pairing(block) == expected
 
 
