@@ -20,6 +20,7 @@ from typing import Any
 
 import oeb.scoring
 from oeb import _json, storage
+from oeb._gc import cyclic_gc_paused
 from oeb.dataset import Dataset, Row
 from oeb.errors import OebError, ScoreArgumentError, StorageError
 from oeb.run.results import jsonl, verdict_json, verdict_table
@@ -91,7 +92,8 @@ def grade_document(dataset: Dataset, folder: str, item: Item, details: bool) -> 
     """One document's line, verdict table, the cache and details bytes to write (None: keep), the
     CPU seconds it took and its wall time (more than the CPU time on a busy machine)."""
     started, clock = time.process_time(), time.perf_counter()
-    graded = _grade_document(dataset, folder, item, details)
+    with cyclic_gc_paused():
+        graded = _grade_document(dataset, folder, item, details)
     return graded | {"seconds": time.process_time() - started, "elapsed": time.perf_counter() - clock}
 
 

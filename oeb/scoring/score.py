@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from oeb._gc import cyclic_gc_paused
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.document import SchemaView, array_paths, flatten, prepare, states_nothing, survey
@@ -69,7 +68,7 @@ def score(
     """
     _check_documents(pred, gold, schema)
     try:
-        with _cyclic_gc_paused():
+        with cyclic_gc_paused():
             resolved = resolve_schema(schema)
             pred_found = survey(pred, prediction=True)
             gold_found = survey(gold, prediction=False)
@@ -83,21 +82,6 @@ def score(
             "a document or the schema nests too deeply to score (hundreds of levels); "
             "flatten the structure or check the file for corruption"
         ) from None
-
-
-@contextlib.contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Scoring allocates millions of small objects and no reference cycles: Python's cycle
-    collector would scan them again and again (a third of the time on large tables) for nothing.
-    Paused for the call only, and only if it was running."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _check_documents(pred: Any, gold: Any, schema: Any) -> None:

@@ -100,3 +100,19 @@ def test_a_cycle_is_found() -> None:
 
     cases = [*CASES[:3], {**CASES[3], "name": "leaks"}, *CASES[4:6]]
     assert _left_for_the_collector(cases, leaky) == "leaks"
+
+
+def test_the_cycle_collector_is_paused_during_a_scoring_and_left_as_it_was() -> None:
+    running: list[bool] = []
+
+    def absent(value: Any) -> bool:  # called for every value while the document is flattened
+        running.append(gc.isenabled())
+        return value is None
+
+    assert gc.isenabled()
+    oeb.score({"a": 1, "b": [2, 3]}, {"a": 1}, {"type": "object"}, absent=absent)
+    assert running and not any(running)
+    assert gc.isenabled()
+    with _collector_off():
+        oeb.score({"a": 1}, {"a": 1}, {"type": "object"})
+        assert not gc.isenabled()
