@@ -1,8 +1,9 @@
 """Document preparation and flattening (SCORING.md sections 2.1, 2.2 and 3).
 
 Preparation unwraps `{"value": ..., "confidence": ...}` envelopes on both sides and drops
-`<key>_citations` / `<key>_meta` sidecars beside their key in the prediction. Flattening maps every
-scalar to its address, a tuple of `("k", key)` and `("i", index)` steps, while skipping open maps.
+`<key>_citations` / `<key>_meta` sidecars beside their key in the prediction. Flattening puts every
+scalar in the row that holds it (an array element, or the root), under its path from that row, while
+skipping open maps; a scalar's address, `("k", key)` and `("i", index)` steps, is its row's and that path.
 """
 
 from __future__ import annotations

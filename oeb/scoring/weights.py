@@ -19,7 +19,7 @@ Named = dict  # suffix -> canonical key
 
 # A column whose equal-value pairs cover more than this share of the block is compared densely.
 DENSE_COLUMN_SHARE = 1 / 16
-# Blocks up to this many cells count their sparse columns' equal pairs in Python, then bincount.
+# Blocks up to this many cells compare every column densely (a join costs more than it spares).
 SMALL_BLOCK_CELLS = 65_536
 # Brute force over every injective assignment of a small block up to this many assignments.
 MAX_PERMUTATIONS = 720
