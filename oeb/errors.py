@@ -130,8 +130,9 @@ class GradingError(OebError):
 
 
 class RunStopped(OebError):
-    """The system stopped the run (account, refused connection, missing key, a crashed reader, a bug):
-    what was paid for is saved, and the run continues with `oeb resume` once the cause is fixed."""
+    """Going on with the run cannot help (account, refused connection, missing key, a crashed reader,
+    a bug): what was paid for is saved, and the run continues with `oeb resume` once the cause is
+    fixed. Systems raise its subclasses (`oeb.systems.errors`); the engine raises it with the count."""
 
 
 class RayUnavailable(OebError):

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from oeb.report.runs import Run
-from oeb.run.documents import UNITS
+from oeb.run.pages import UNITS
 from oeb.scoring import RESULTS
 
 KINDS = RESULTS[1:]

@@ -13,7 +13,7 @@ from typing import Any
 
 from oeb import _json, storage
 from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
-from oeb.run import documents
+from oeb.run import pages
 from oeb.scoring.score import RESULTS
 
 _SAME = ("dataset", "manifest", "dataset_commit")
@@ -52,7 +52,7 @@ def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
     """Per unit, what each document's record reports in it (documents reporting nothing are left out)."""
     listing = storage.list_files(storage.join(url, "records"))
     paths = [f"{doc_id}.json" for doc_id in doc_ids if f"{doc_id}.json" in listing]
-    costs: dict[str, dict[str, float]] = {unit: {} for unit in documents.UNITS}
+    costs: dict[str, dict[str, float]] = {unit: {} for unit in pages.UNITS}
     for path, data in storage.read_many(storage.join(url, "records"), paths).items():
         if isinstance(data, Exception):
             raise data
@@ -61,7 +61,7 @@ def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
         except ValueError:
             record = None
         cost = record.get("cost") if isinstance(record, dict) else None  # unreadable: no cost reported
-        for unit in documents.UNITS:
+        for unit in pages.UNITS:
             amount = cost.get(unit) if isinstance(cost, dict) else None
             if amount is not None and _number(amount):
                 costs[unit][path.removesuffix(".json")] = float(amount)
@@ -97,7 +97,7 @@ def load_run(url: str) -> Run:
                 f"{storage.join(url, 'field_matching', 'scores.jsonl')} line {number} {problem}; "
                 f"grade the run again (oeb grade {url})"
             )
-    return Run(url, settings, lines, _costs(url, [line["id"] for line in lines]), documents.read(url))
+    return Run(url, settings, lines, _costs(url, [line["id"] for line in lines]), pages.read(url))
 
 
 def _setting(run: Run) -> str:

@@ -20,7 +20,7 @@ from oeb.run._set import apply_sets
 from oeb.run.cluster import ray_session, worker_env
 from oeb.run.config import Config, Rows, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
-from oeb.run.grade import Graded, grade
+from oeb.run.grade_stage import Graded, grade
 from oeb.run.lock import ensure_free
 from oeb.run.selection import describe, select
 from oeb.systems import TRANSIENT_STATUSES, reread

@@ -7,7 +7,7 @@ once on threads; a call reads its document, waits for its booked start, then mak
 holding no slot of `max_in_flight`, until its back-off is over, then books its start from the same
 schedule (before any fresh document) and gives it to any actor, so retries count against the rate
 limit too. The time budget (counted from the first attempt) and the retry policy stay the systems
-layer's. The driver is the only writer of the run folder. A `StopRun` ends the run after the calls
+layer's. The driver is the only writer of the run folder. A `RunStopped` ends the run after the calls
 already in flight are collected and saved (they are paid for); documents waiting for a retry are
 left unasked, with no record, for a resume. Ctrl-C abandons the calls in flight and keeps what was
 saved.
@@ -40,7 +40,7 @@ from oeb.run.config import Config
 from oeb.run.folder import RunFolder
 from oeb.run.limiter import StartSchedule
 from oeb.run.progress import PredictProgress
-from oeb.systems import Asking, Question, ReadCrashed, Retry, StopRun, get, predict_attempt, question_schema
+from oeb.systems import Asking, Question, ReadCrashed, Retry, get, predict_attempt, question_schema
 
 _WAIT_SECONDS = 0.5
 _START_SECONDS = 120.0
@@ -79,7 +79,7 @@ class SystemActor:
             outcome["retry" if isinstance(answer, Retry) else "record"] = answer
         except ReadCrashed as crash:
             outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
-        except StopRun as stop:
+        except RunStopped as stop:
             outcome["stop"] = f"{type(stop).__name__}: {stop}"
         return outcome
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 from oeb import storage
 from oeb.errors import OebError, RunFolderError, StorageError
-from oeb.run import documents
+from oeb.run import pages
 from oeb.run.cluster import ray_session, worker_env
 from oeb.run.engine import open_folder
 from oeb.run.folder import RunFolder
-from oeb.run.grade import Graded, Grading, finish, prepare, score_all
+from oeb.run.grade_stage import Graded, Grading, finish, prepare, score_all
 from oeb.run.results import SCORER
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 SETTINGS = "settings.json"
 _INPUTS = ("settings.json", "config.yaml", "records/", "predictions/")
 """What a copy to `out` takes from a run, whatever `out` holds already."""
-_CACHES = (f"{SCORER}/cache/", f"{SCORER}/{documents.FILE}")
+_CACHES = (f"{SCORER}/cache/", f"{SCORER}/{pages.FILE}")
 """What a copy to `out` takes only where `out` has none yet: what grading there would otherwise redo."""
 
 

@@ -4,7 +4,7 @@
 """
 
 from oeb.scoring.canonical import Explanation, Step, canonical_key, explain_value
-from oeb.scoring.document import states_nothing
+from oeb.scoring.flatten import states_nothing
 from oeb.scoring.score import RESULTS, Verdict, score, show_address
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from oeb._gc import cyclic_gc_paused
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import SchemaView, array_paths, flatten, prepare, states_nothing, survey
+from oeb.scoring.flatten import SchemaView, array_paths, flatten, prepare, states_nothing, survey
 from oeb.scoring.pairing import Aligner
 from oeb.scoring.rows import Row, Value
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema

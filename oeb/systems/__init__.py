@@ -6,13 +6,13 @@ The run engine needs only this front door:
     question = Question(Path("doc.pdf"), question_schema(stored_schema))
     record = oeb.systems.predict(adapter, question, timeout=1800.0)
 
-`predict` returns the document's record (HARNESS.md 3.5) and raises a `StopRun` when the whole run
+`predict` returns the document's record (HARNESS.md 3.5) and raises a `RunStopped` when the whole run
 must stop; `predict_attempt` makes one attempt and hands a transient failure back as a `Retry`, for
 a caller that schedules retries itself. Nothing here knows how or where it is scheduled.
 """
 
+from oeb.systems.asking import Asking, Retry, predict, predict_attempt, reread
 from oeb.systems.base import Adapter, Budget, Call, Cost, Question, RetryPolicy
-from oeb.systems.document import Asking, Retry, predict, predict_attempt, reread
 from oeb.systems.errors import (
     TRANSIENT_STATUSES,
     AccountFailure,
@@ -22,7 +22,7 @@ from oeb.systems.errors import (
     OptionError,
     PluginError,
     ReadCrashed,
-    StopRun,
+    RunStopped,
     SystemFailed,
     SystemTimeout,
     SystemUnreachable,
@@ -50,7 +50,7 @@ __all__ = [
     "ReadCrashed",
     "Retry",
     "RetryPolicy",
-    "StopRun",
+    "RunStopped",
     "SystemFailed",
     "SystemTimeout",
     "SystemUnreachable",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from oeb.errors import OebError
+from oeb.errors import OebError, RunStopped
 
 if TYPE_CHECKING:
     from oeb.systems.base import Cost
@@ -115,24 +115,20 @@ class DialectError(_NeverRetried):
     """The vendor's schema dialect cannot express this schema; no call is made."""
 
 
-class StopRun(OebError):
-    """Going on with the run cannot help: the user must fix something and resume."""
-
-
-class AccountFailure(StopRun, PermissionError):
+class AccountFailure(RunStopped, PermissionError):
     """The vendor refused the account: bad key (401), no credits or payment (402), expired
     subscription, exhausted quota."""
 
 
-class ConnectionRefused(StopRun, ConnectionError):
+class ConnectionRefused(RunStopped, ConnectionError):
     """Nothing listens at the system's address: a local server is not started or a URL is wrong."""
 
 
-class MissingKey(StopRun):
+class MissingKey(RunStopped):
     """An environment variable holding the system's API key is unset or empty."""
 
 
-class ReadCrashed(StopRun):
+class ReadCrashed(RunStopped):
     """The adapter's reader crashed on a paid answer (a bug). `record` holds the answer, marked
     `unread`, for the engine to save before stopping; a resume re-reads it with no new call."""
 

@@ -29,7 +29,7 @@ from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import OebError
 from oeb.run.config import check_tree, init_tree
 from oeb.run.folder import RunFolder
-from oeb.run.grading import _prediction
+from oeb.run.grade_task import _prediction
 
 SECONDS_PER_EXAMPLE = 20
 """Far above what any example takes (well under a second): only a hang reaches it, even on a loaded machine."""

@@ -17,7 +17,7 @@ import pytest
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
 from oeb.run.config import init_tree, load_config, to_yaml
-from oeb.run.grading import Item, grade_batch
+from oeb.run.grade_task import Item, grade_batch
 from reliability.conftest import assert_refused, oeb_cli, snapshot
 
 SCHEMA = {"type": "object", "properties": {"total": {"type": "number"}, "items": {"type": "array"}}}

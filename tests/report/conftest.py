@@ -17,7 +17,7 @@ import pytest
 import oeb
 from oeb import storage
 from oeb.dataset import open_dataset
-from oeb.run import documents
+from oeb.run import pages
 from oeb.run.results import jsonl, summarize, verdict_json
 
 SCHEMA = {
@@ -112,7 +112,7 @@ def write_run(
         lines.append({"id": doc_id, "status": "scored", "row": row, **result})
     storage.write_bytes(storage.join(url, "field_matching", "scores.jsonl"), jsonl(lines))
     storage.write_json(storage.join(url, "field_matching", "summary.json"), summarize(lines, name))
-    documents.write(url, opened, opened.rows, records)
+    pages.write(url, opened, opened.rows, records)
     return url
 
 

@@ -17,7 +17,7 @@ from oeb.cli import main
 from oeb.dataset import open_dataset
 from oeb.report import leaderboard, load_runs, markdown
 from oeb.report.html import render_html
-from oeb.run import documents
+from oeb.run import pages
 
 DOCUMENTS = ("field_matching", "documents.json")
 DOCUMENTS_IDS = ("inv_1", "inv_2", "research__[x24] tables")
@@ -63,10 +63,10 @@ def test_grading_again_counts_only_documents_that_changed(make_run, dataset) -> 
     records = {doc_id: storage.read_json(storage.join(url, "records", f"{doc_id}.json")) for doc_id in DOCUMENTS_IDS}
     inv_1 = Path(dataset, opened.rows[0].doc_path)
     inv_1.write_bytes(b"x" * inv_1.stat().st_size)  # same size: the count of the last grading stands
-    documents.write(url, opened, opened.rows, records)
+    pages.write(url, opened, opened.rows, records)
     assert storage.read_json(storage.join(url, *DOCUMENTS))["inv_1"]["pages"] == 3
     inv_1.write_bytes(b"not a pdf")  # another size: counted again, and unknown now
-    documents.write(url, opened, opened.rows, records)
+    pages.write(url, opened, opened.rows, records)
     assert storage.read_json(storage.join(url, *DOCUMENTS))["inv_1"] == {
         "doc_path": "scans/Invoice #1.pdf",
         "bytes": 9,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import oeb
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.document import SchemaView, flatten, states_nothing
+from oeb.scoring.flatten import SchemaView, flatten, states_nothing
 from oeb.scoring.pairing import Aligner
 
 # Dict keys that are one key to Python but different texts (`1`, `True`, `1.0`), or the same text

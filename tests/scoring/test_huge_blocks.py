@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import oeb
-import oeb.scoring.document
+import oeb.scoring.flatten
 from oeb.scoring import pairing, sparse_solver
 from oeb.scoring.blocks import Block
 from oeb.scoring.sparse_solver import sparse_pairing
@@ -108,8 +108,8 @@ def nested_rows(rng: random.Random, count: int) -> dict:
 
 def sorted_rows(document: dict, aligner: pairing.Aligner) -> list:
     """The rows of `document["rows"]` in the order pairing sorts them (by content key)."""
-    tree = oeb.scoring.document.flatten(
-        document, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    tree = oeb.scoring.flatten.flatten(
+        document, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
     return sorted(tree.arrays[(("k", "rows"),)].rows.values(), key=aligner.content_key)
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
-import oeb.scoring.document
+import oeb.scoring.flatten
 from oeb.scoring import dense_solver, pairing
 from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring.weights import Columns
@@ -46,11 +46,11 @@ def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -
     ]
     other = [dict(row, n=rng.randrange(5)) for row in rows] + [{"k": "a", "tags": [{"t": "x"}]}]
     aligner = pairing.Aligner(scale=[100, 7][nested % 2], positional=frozenset())
-    p_rows = oeb.scoring.document.flatten(
-        {"rows": rows}, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    p_rows = oeb.scoring.flatten.flatten(
+        {"rows": rows}, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
-    g_rows = oeb.scoring.document.flatten(
-        {"rows": other}, oeb.scoring.document.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    g_rows = oeb.scoring.flatten.flatten(
+        {"rows": other}, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
     pi = list(p_rows.arrays[(("k", "rows"),)].rows.values())
     gi = list(g_rows.arrays[(("k", "rows"),)].rows.values())

@@ -207,7 +207,7 @@ def predict(
     timeout_s, captured_at`) has `output` set on success and `error` set on a recorded failure.
     Transient failures are retried per `policy` (default: the adapter's) inside the one budget,
     sleeping out each back-off here.
-    Raises a `StopRun` for a missing key, an account failure, a refused connection or a crashed
+    Raises a `RunStopped` for a missing key, an account failure, a refused connection or a crashed
     reader (`ReadCrashed.record` is then the unread record to save); any other exception is a bug.
     The schema is sent as given: apply `question_schema` first to ask what a run asks.
     """

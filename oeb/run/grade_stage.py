@@ -23,9 +23,9 @@ import ray
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, StorageError, UnfinishedRun
-from oeb.run import documents
+from oeb.run import pages
 from oeb.run.folder import RunFolder
-from oeb.run.grading import Item, grade_batch
+from oeb.run.grade_task import Item, grade_batch
 from oeb.run.results import (
     SCORER,
     VERDICT_SCHEMA,
@@ -297,7 +297,7 @@ def finish(grading: Grading, nodes: set[str]) -> Graded:
     storage.write_bytes(storage.join(results, "scores.jsonl"), jsonl(ordered))
     storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
     storage.write_bytes(storage.join(results, "verdicts.parquet"), out.verdicts())
-    documents.write(folder.url, grading.dataset, rows, records)  # paths and page counts for reports
+    pages.write(folder.url, grading.dataset, rows, records)  # paths and page counts for reports
     storage.write_json(storage.join(results, "summary.json"), summary)
     cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
     scored_now = len(grading.items)
