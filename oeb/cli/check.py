@@ -1,4 +1,4 @@
-"""`oeb check`: every dataset check of a run (HARNESS.md §1.3), with no system called."""
+"""`oeb check`: every dataset check of a run (manifest, document files, golds), with no system called."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, check_dataset
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "check",
         help="check a dataset: manifest, document files and gold files",

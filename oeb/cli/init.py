@@ -1,21 +1,22 @@
-"""`oeb init SYSTEM`: a complete run config on stdout, every option at its default (HARNESS.md §2.2)."""
+"""`oeb init SYSTEM`: a complete run config on stdout, every option at its default (docs/running.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from oeb.run.config import PUBLIC_DATASET, init_tree, to_yaml
+from oeb.run.config import PUBLIC_DATASET, init_text
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "init",
         help="write a complete run config for a system",
         description=(
-            "Print a complete YAML run config for SYSTEM: the dataset, the rows, the time budget, every "
-            "option of the system at its default and the ray: block (address, actors, rate limit). Save it, "
-            "edit it, and run it with oeb run --config."
+            "Print a complete YAML run config for SYSTEM: the dataset, the rows, the time budget, the "
+            "spending budget, every option of the system at its default and the ray: block (address, actors, "
+            "rate limit), with comments on how many documents are asked at once. Save it, edit it, and run it "
+            "with oeb run --config."
         ),
     )
     parser.add_argument("system", help="a system name (oeb systems lists them) or an org/model id")
@@ -26,5 +27,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(to_yaml(init_tree(args.system, args.dataset)))
+    sys.stdout.write(init_text(args.system, args.dataset))
     return 0

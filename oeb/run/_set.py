@@ -1,4 +1,4 @@
-"""`--set path=value`: replace one value that a config already has (HARNESS.md §2.3).
+"""`--set path=value`: replace one value that a config already has (docs/running.md).
 
 Keys may contain dots (model ids such as `openai/gpt-5.6-sol`), so every way of splitting the path
 is tried and exactly one existing key path must match. Values are read as YAML (`150`, `true`,

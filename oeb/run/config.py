@@ -1,10 +1,11 @@
-"""The run config: one YAML mapping that describes a run completely (HARNESS.md §2).
+"""The run config: one YAML mapping that describes a run completely (docs/running.md).
 
 The reference's keys (`dataset, manifest, scorers, rows, timeout, workers, system`) plus oeb's
-`ray:` block (where Ray runs, how many actors hold the system, the shared rate limit). Validation is
-strict, as the reference's: no extra keys, no type coercion except int -> float for `timeout`, and
-every problem reported in one line naming the dotted key and what the value should be. A config
-without a `ray:` block (one written for the reference) gets the defaults.
+`budget:` (the most a run may spend, docs/money.md) and `ray:` block (where Ray runs, how many actors
+hold the system, the shared rate limit). Validation is strict, as the reference's: no extra keys, no
+type coercion except int -> float for numbers, and every problem reported in one line naming the
+dotted key and what the value should be. A config without a `ray:` or `budget:` block (one written
+for the reference, or before budgets) gets the defaults.
 """
 
 from __future__ import annotations
@@ -26,19 +27,44 @@ DEFAULT_TIMEOUT = 1800.0
 DEFAULT_REQUESTS_PER_SECOND = 2.0
 """A safety cap above what a vendor's documented concurrency makes, as in the shipped configs."""
 SCORERS = ("field_matching",)
-KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "system", "ray")
+KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray")
 ROW_KEYS = ("sample", "limit", "only")
+BUDGET_KEYS = ("usd", "credits")
+OPTIONAL_KEYS = ("budget",)
+"""Keys a config may leave out: configs written before budgets existed run with no limit."""
 RAY_KEYS = ("address", "actors", "rate_limit")
 RATE_KEYS = ("requests_per_second", "max_in_flight")
 
 
 @dataclass(frozen=True)
 class Rows:
-    """Which manifest rows a run asks (§2.4): `only` ids, else `sample` spread evenly, else the first `limit`."""
+    """Which manifest rows a run asks: `only` ids, else `sample` spread evenly, else the first `limit`."""
 
     sample: int = 0
     limit: int = 0
     only: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SpendLimit:
+    """The most a run may spend, dollars and credits apart (None: no limit in that unit). Not part of
+    a run's identity: a resume may raise or lower it."""
+
+    usd: float | None = None
+    credits: float | None = None
+
+    def plain(self) -> dict[str, float | None]:
+        return {"usd": self.usd, "credits": self.credits}
+
+    def __bool__(self) -> bool:
+        return self.usd is not None or self.credits is not None
+
+
+CONCURRENCY_RULE = (
+    "documents in flight: ray.rate_limit.max_in_flight when it is above 0, else workers when it is above "
+    "0, else the system's documented concurrency"
+)
+"""The one rule, for the plan and the docs to quote (docs/money.md, "How many documents in flight")."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +73,8 @@ class RayConfig:
 
     `address` None starts a local Ray for the run; `auto`, `host:port` or `ray://host:port` joins a
     cluster. `actors` processes each hold one adapter (0: one per document in flight). One limiter
-    per system allows `requests_per_second` starts (None: no cap) and `max_in_flight` calls at once
-    (0: as many as documents in flight).
+    per system allows `requests_per_second` starts (None: no cap) and `max_in_flight` documents at
+    once (0: `workers` decides, see `Config.concurrency`).
     """
 
     address: str | None = None
@@ -73,6 +99,7 @@ class Config:
     adapter: Adapter
     system: str
     ray: RayConfig
+    budget: SpendLimit = SpendLimit()
 
     def plain(self) -> dict[str, Any]:
         """The resolved config as config.yaml stores it (options re-emitted from the adapter)."""
@@ -83,16 +110,27 @@ class Config:
             "rows": {"sample": self.rows.sample, "limit": self.rows.limit, "only": _list(self.rows.only)},
             "timeout": self.timeout,
             "workers": self.workers,
+            "budget": self.budget.plain(),
             "system": {self.system: self.adapter.options()},
             "ray": self.ray.plain(),
         }
 
+    def concurrency(self) -> tuple[int, str]:
+        """Documents asked at once and the key that decided it (`CONCURRENCY_RULE`): the first of
+        `ray.rate_limit.max_in_flight`, `workers` that is set, else the system's documented default.
+        One key decides, never the smaller of two, so a raised cap is never undone by a default."""
+        if self.ray.max_in_flight:
+            return self.ray.max_in_flight, "ray.rate_limit.max_in_flight"
+        if self.workers:
+            return self.workers, "workers"
+        return type(self.adapter).workers, f"the default of {self.system}"
+
     def in_flight(self) -> int:
-        """Documents asked at once: `workers`, else the system's own default, capped by the limiter."""
-        wanted = self.workers or type(self.adapter).workers
-        return min(wanted, self.ray.max_in_flight) if self.ray.max_in_flight else wanted
+        """Documents asked at once (`concurrency` without its reason)."""
+        return self.concurrency()[0]
 
     def actors(self) -> int:
+        """Processes holding the system: `ray.actors`, never more than the documents in flight."""
         return min(self.ray.actors or self.in_flight(), self.in_flight())
 
 
@@ -117,9 +155,38 @@ def init_tree(system: str, dataset: str = PUBLIC_DATASET) -> dict[str, Any]:
         "rows": {"sample": 0, "limit": 0, "only": None},
         "timeout": DEFAULT_TIMEOUT,
         "workers": 0,
+        "budget": SpendLimit().plain(),
         "system": {system: adapter.options()},
         "ray": ray.plain(),
     }
+
+
+INIT_COMMENTS = {
+    "workers": (
+        "Documents in flight: ray.rate_limit.max_in_flight when above 0, else workers when above 0, else",
+        "the system's documented concurrency. One key decides (the plan names it), never the smaller.",
+    ),
+    "budget": (
+        "The most this run may spend, dollars and credits apart (null: no limit). The plan estimates the",
+        "cost from the system's published price; documents stop starting before the budget could be",
+        "passed. A resume may change it: oeb resume RUN --set budget.usd=100 (docs/money.md).",
+    ),
+    "ray": (
+        "requests_per_second caps starts (submits, polls, retries) of every actor together; a 429",
+        "slows it down and it recovers step by step after a quiet period.",
+    ),
+}
+"""What `oeb init` explains above a top-level key of the config it writes."""
+
+
+def init_text(system: str, dataset: str = PUBLIC_DATASET) -> str:
+    """`init_tree` as YAML, with `INIT_COMMENTS` above their keys."""
+    lines = []
+    for line in to_yaml(init_tree(system, dataset)).splitlines(keepends=True):
+        key = line.split(":", 1)[0]
+        lines += [f"# {comment}\n" for comment in INIT_COMMENTS.get(key, ()) if not line.startswith(" ")]
+        lines.append(line)
+    return "".join(lines)
 
 
 def read_tree(url: str) -> dict[str, Any]:
@@ -142,6 +209,9 @@ def read_tree(url: str) -> dict[str, Any]:
         raise ConfigError(f"{url}: a config is a mapping of {', '.join(KEYS)}; oeb init SYSTEM writes one")
     if "ray" not in tree:
         tree["ray"] = RayConfig().plain()
+    budget = tree.get("budget", {})
+    if isinstance(budget, dict):  # every unit present, so that --set budget.credits=... finds its key
+        tree["budget"] = SpendLimit().plain() | budget
     return tree
 
 
@@ -162,6 +232,7 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
     only = problems.id_list(rows, "rows.only")
     timeout = problems.number(tree, "timeout", positive=True)
     workers = problems.integer(tree, "workers")
+    budget = problems.budget(tree)
     system = tree.get("system")
     ray = problems.mapping(tree, "ray", RAY_KEYS)
     rate = problems.mapping(ray, "ray.rate_limit", RATE_KEYS)
@@ -181,6 +252,7 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
         adapter=adapter,
         system=name,
         ray=RayConfig(address, actors, None if rps is None else float(rps), max_in_flight),
+        budget=budget,
     )
 
 
@@ -232,7 +304,7 @@ class _Problems:
             dotted = f"{prefix}{key}"
             if key in node:
                 self.seen.add(dotted)
-            else:
+            elif dotted not in OPTIONAL_KEYS:
                 self.add(dotted, "is missing; a config gives every key (oeb init SYSTEM shows them all)")
         for key in node:
             if key not in allowed:
@@ -304,6 +376,27 @@ class _Problems:
             if not isinstance(item, str):
                 self._bad(f"{key}.{number}", "a string", item)
         return value
+
+    def budget(self, tree: dict[str, Any]) -> SpendLimit:
+        """`budget: {usd: ..., credits: ...}`: each unit optional, a number of 0 or more or null."""
+        present, value = self._value(tree, "budget")
+        if not present or value is None:
+            return SpendLimit()
+        if not isinstance(value, dict):
+            self.add("budget", f"must be a mapping such as {{usd: 50, credits: null}}, not {value!r}")
+            return SpendLimit()
+        for key in value:
+            if key not in BUDGET_KEYS:
+                shown = key if isinstance(key, str) and key.isprintable() else repr(key)
+                self.add(f"budget.{shown}", f"is not a unit a budget has; the units are {', '.join(BUDGET_KEYS)}")
+        self.seen.update(f"budget.{unit}" for unit in BUDGET_KEYS if unit in value)
+        amounts = []
+        for unit in BUDGET_KEYS:
+            amount = self.number(value, f"budget.{unit}", positive=False, optional=True)
+            if amount is not None and amount < 0:
+                self.add(f"budget.{unit}", f"must be 0 or more (or null: no limit), not {amount!r}")
+            amounts.append(None if amount is None else float(amount))
+        return SpendLimit(*amounts)
 
     def system(self, system: Any) -> tuple[str, dict[str, Any]]:
         if "system" not in self.seen:

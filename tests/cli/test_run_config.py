@@ -12,7 +12,7 @@ from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import ConfigError, ResumeMismatch, SelectionError
 from oeb.run import engine
-from oeb.run.config import Rows, init_tree, load_config, to_yaml
+from oeb.run.config import Rows, SpendLimit, init_tree, load_config, to_yaml
 from oeb.run.selection import select
 
 CONFIGS = Path(__file__).parents[2] / "configs"
@@ -67,6 +67,11 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
         (["scorers={}"], "scorers needs at least one entry"),
         (["scorers.field_matching=[{}, {}]"], "names one results folder twice"),
         (["ray.rate_limit.max_in_flight=-1"], "ray.rate_limit.max_in_flight must be 0 or more"),
+        (["budget.usd=-5"], "budget.usd must be 0 or more (or null: no limit), not -5"),
+        (["budget.credits=lots"], "budget.credits must be a number or null, not 'lots'"),
+        (["budget.usd=.nan"], "budget.usd must be a finite number, not nan"),
+        (["budget={eur: 5}"], "budget.eur is not a unit a budget has; the units are usd, credits"),
+        (["budget=50"], "budget must be a mapping such as {usd: 50, credits: null}, not 50"),
         (
             ["ray.actors=x", "timeout=0"],
             "timeout must be greater than 0, not 0; ray.actors must be an integer, not 'x'",
@@ -77,6 +82,41 @@ def test_a_bad_set_or_value_is_refused_naming_the_key(config: Path, sets: list[s
     with pytest.raises(ConfigError) as refused:
         load_config(str(config), sets)
     assert says in str(refused.value)
+
+
+def test_init_explains_the_budget_and_the_concurrency_rule(capsys) -> None:
+    out = _oeb(capsys, "init", "mock")[1]
+    lines = out.splitlines()
+    assert lines[lines.index("budget:") - 1].startswith("#") and "usd: null" in out
+    assert "ray.rate_limit.max_in_flight when above 0, else workers when above 0" in out
+
+
+def test_a_budget_is_set_per_unit_and_a_config_without_one_has_no_limit(config: Path, tmp_path: Path) -> None:
+    assert load_config(str(config), ["budget.usd=50"]).budget == SpendLimit(usd=50.0)
+    assert load_config(str(config), ["budget.credits=1000"]).plain()["budget"] == {"usd": None, "credits": 1000.0}
+    tree = init_tree("mock", SAMPLE_DATASET)
+    tree["budget"] = {"credits": 20}
+    del tree["ray"]
+    (tmp_path / "old.yaml").write_text(to_yaml(tree))
+    assert load_config(str(tmp_path / "old.yaml"), ["budget.usd=3"]).budget == SpendLimit(3.0, 20.0)
+    del tree["budget"]
+    (tmp_path / "old.yaml").write_text(to_yaml(tree))
+    assert not load_config(str(tmp_path / "old.yaml")).budget
+
+
+@pytest.mark.parametrize(
+    ("sets", "expected"),
+    [
+        ([], (5, "ray.rate_limit.max_in_flight")),
+        (["ray.rate_limit.max_in_flight=8"], (8, "ray.rate_limit.max_in_flight")),  # not the default 5 of mock
+        (["ray.rate_limit.max_in_flight=0", "workers=2"], (2, "workers")),
+        (["ray.rate_limit.max_in_flight=3", "workers=9"], (3, "ray.rate_limit.max_in_flight")),
+        (["ray.rate_limit.max_in_flight=0"], (5, "the default of mock")),
+    ],
+)
+def test_one_key_decides_the_documents_in_flight(config: Path, sets: list[str], expected: tuple[int, str]) -> None:
+    loaded = load_config(str(config), sets)
+    assert loaded.concurrency() == expected and loaded.in_flight() == expected[0]
 
 
 def test_set_values_are_yaml_and_keys_may_hold_dots(tmp_path: Path) -> None:
