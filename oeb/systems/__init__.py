@@ -6,23 +6,25 @@ The run engine needs only this front door:
     question = Question(Path("doc.pdf"), question_schema(stored_schema))
     record = oeb.systems.predict(adapter, question, timeout=1800.0)
 
-`predict` returns the document's record (HARNESS.md 3.5) and raises a `RunStopped` when the whole run
-must stop; `predict_attempt` makes one attempt and hands a transient failure back as a `Retry`, for
-a caller that schedules retries itself. Nothing here knows how or where it is scheduled.
+`predict` returns the document's record (docs/running.md) and raises a `RunStopped` when the whole
+run must stop; `predict_attempt` makes one step and hands a transient failure back as a `Retry` and a
+job vendor's submitted job as `Submitted` (its handle, to write down and collect later), for a caller
+that schedules retries and collects jobs itself. Nothing here knows how or where it is scheduled.
 """
 
-from oeb.systems.asking import Asking, Retry, predict, predict_attempt, reread
-from oeb.systems.base import Adapter, Budget, Call, Cost, Question, RetryPolicy
+from oeb.errors import RunStopped
+from oeb.systems.asking import Asking, Retry, Submitted, predict, predict_attempt, question_identity, reread
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price, Question, RetryPolicy
 from oeb.systems.errors import (
     TRANSIENT_STATUSES,
     AccountFailure,
     ConnectionRefused,
     DialectError,
+    JobLost,
     MissingKey,
     OptionError,
     PluginError,
     ReadCrashed,
-    RunStopped,
     SystemFailed,
     SystemTimeout,
     SystemUnreachable,
@@ -38,19 +40,22 @@ __all__ = [
     "AccountFailure",
     "Adapter",
     "Asking",
-    "Budget",
     "Call",
     "ConnectionRefused",
     "Cost",
+    "Deadline",
     "DialectError",
+    "JobLost",
     "MissingKey",
     "OptionError",
     "PluginError",
+    "Price",
     "Question",
     "ReadCrashed",
     "Retry",
     "RetryPolicy",
     "RunStopped",
+    "Submitted",
     "SystemFailed",
     "SystemTimeout",
     "SystemUnreachable",
@@ -61,6 +66,7 @@ __all__ = [
     "names",
     "predict",
     "predict_attempt",
+    "question_identity",
     "question_schema",
     "reread",
 ]

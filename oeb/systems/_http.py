@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 
 from oeb.systems._reading import reading
-from oeb.systems.base import Budget
-from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
+from oeb.systems.base import Deadline
+from oeb.systems.errors import JobLost, SystemFailed, SystemTimeout, SystemUnreachable
 
 USER_AGENT = "oeb"
 
@@ -60,12 +60,20 @@ def transport_failure(system: str, what: str, error: BaseException) -> SystemFai
     return SystemUnreachable(f"could not reach {system} for {what}: {type(error).__name__}: {error}")
 
 
-class Session:
-    """One document's requests to one vendor: a client plus the budget every request is cut to."""
+def held(handle: dict[str, Any], key: str, system: str) -> str:
+    """The id a job handle holds under `key`; a handle without it cannot be collected (`JobLost`)."""
+    value = handle.get(key) if isinstance(handle, dict) else None
+    if not isinstance(value, str) or not value:
+        raise JobLost(f"the {system} job handle holds no {key} ({str(handle)[:200]})")
+    return value
 
-    def __init__(self, system: str, budget: Budget, *, base_url: str = "", headers: dict[str, str]) -> None:
+
+class Session:
+    """One document's requests to one vendor: a client plus the deadline every request is cut to."""
+
+    def __init__(self, system: str, deadline: Deadline, *, base_url: str = "", headers: dict[str, str]) -> None:
         self.system = system
-        self.budget = budget
+        self.deadline = deadline
         self.client = httpx.Client(base_url=base_url, headers={"User-Agent": USER_AGENT, **headers}, verify=_tls())
 
     def __enter__(self) -> Session:
@@ -77,8 +85,8 @@ class Session:
     def send(
         self, method: str, url: str, what: str, *, timeout: float, expect: int | None = None, **kwargs: Any
     ) -> httpx.Response:
-        """One request, cut to the remaining budget; a non-2xx status (or not `expect`) fails."""
-        limit = max(0.001, min(timeout, self.budget.remaining()))
+        """One request, cut to the remaining deadline; a non-2xx status (or not `expect`) fails."""
+        limit = max(0.001, min(timeout, self.deadline.remaining()))
         try:
             response = self.client.request(method, url, timeout=limit, **kwargs)
         except httpx.TransportError as error:
@@ -103,17 +111,17 @@ class Session:
         """
         polls = failures = 0
         while True:
-            self.budget.check(f"{what} was still running after {polls} polls")
+            self.deadline.check(f"{what} was still running after {polls} polls")
             polls += 1
             try:
                 result = fetch()
             except SystemFailed as error:
                 outage = error.transient or (isinstance(error, SystemUnreachable | SystemTimeout))
                 failures += 1
-                if not outage or failures >= self.budget.policy.poll_failures:
+                if not outage or failures >= self.deadline.policy.poll_failures:
                     raise
-                self.budget.sleep(self.budget.policy.poll_delay(failures))
+                self.deadline.sleep(self.deadline.policy.poll_delay(failures))
                 continue
             failures = 0
             yield result
-            self.budget.sleep(interval)
+            self.deadline.sleep(interval)

@@ -1,8 +1,9 @@
-"""Asking one system about one document: the time budget, retries, what stops a run, and the
-record that results (HARNESS.md 3.3 and 3.5). `oeb predict` calls `predict`, which sleeps out each
-back-off; the run engine calls `predict_attempt` once per attempt, in whatever worker it likes, and
-waits out the back-offs itself so that retries take their starts from its rate limit. Both follow
-the same rules.
+"""Asking one system about one document: the time limit, retries, job handles, what stops a run,
+and the record that results (docs/running.md). `oeb predict` calls `predict`, which sleeps out each
+back-off; the run engine calls `predict_attempt` once per step, in whatever worker it likes, waits
+out the back-offs itself so that retries take their starts from its rate limit, and writes a job
+vendor's handle into the run folder between submitting and collecting, so a crash loses no paid job
+(docs/crash-costs.md). Both follow the same rules.
 """
 
 from __future__ import annotations
@@ -12,21 +13,27 @@ import dataclasses
 import datetime
 import errno
 import functools
+import hashlib
 import importlib.metadata
 import json
 import time
 import traceback
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
+from oeb.errors import OebError
 from oeb.systems._options import is_plain
-from oeb.systems.base import Adapter, Budget, Call, Cost, Question, RetryPolicy
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Question, RetryPolicy
 from oeb.systems.errors import (
     AccountFailure,
     ConnectionRefused,
+    DialectError,
+    JobLost,
     ReadCrashed,
     SystemFailed,
     SystemTimeout,
+    SystemUnreachable,
     Unreadable,
 )
 
@@ -113,32 +120,114 @@ def _error(failure: SystemFailed) -> dict[str, Any]:
     }
 
 
+_FAILURES = {
+    cls.__name__: cls for cls in (SystemFailed, SystemTimeout, SystemUnreachable, Unreadable, DialectError, JobLost)
+}
+_LOST_STATUSES = frozenset({404, 410})
+"""What a vendor answers about a job it no longer knows: not found, gone."""
+
+
+def _failure_json(failure: SystemFailed) -> dict[str, Any]:
+    return {
+        "type": type(failure).__name__,
+        "message": failure.message,
+        "status": failure.status,
+        "body": failure.body,
+        "sent": failure.sent,
+        "job_id": failure.job_id,
+        "retry_after": failure.retry_after,
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class Asking:
-    """Where one document's asking stands between two attempts. Picklable, and its start is on the
-    wall clock, so the next attempt may run in another process or on another node and still spend the
-    same budget (HARNESS.md 3.3.1)."""
+    """Where one document's asking stands between two attempts. Picklable and plain-JSON-able
+    (`to_json`), and its start is on the wall clock, so the next attempt may run in another process,
+    on another node or after a resume and still spend the same time limit."""
 
     started: float
-    """When the first attempt started (`time.time()`): the budget counts from here."""
+    """When the first attempt started (`time.time()`): the time limit counts from here."""
     attempts: int = 0
     cost: Cost = dataclasses.field(default_factory=Cost)
     """What every attempt so far cost."""
     failure: SystemFailed | None = None
-    """The last attempt's failure, named if the budget is spent before the next attempt starts."""
+    """The last attempt's failure, named if the time is spent before the next attempt starts."""
+    handle: dict[str, Any] | None = None
+    """A job vendor's submitted job, still to collect (plain JSON)."""
+    resubmitted: str | None = None
+    """Why the document was submitted again (its job was lost, its handle unreadable)."""
+
+    @classmethod
+    def unreadable(cls, reason: str) -> Asking:
+        """A fresh asking for a document whose saved handle cannot be read: it is submitted again and
+        its record says `resubmitted` with `reason`. The time limit starts now (the first start is lost)."""
+        return cls(started=time.time(), resubmitted=f"the saved job handle could not be read: {reason}")
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, for a run folder's `jobs/<id>.json`; `from_json` reads it back."""
+        return {
+            "started": self.started,
+            "attempts": self.attempts,
+            "cost": dataclasses.asdict(self.cost),
+            "failure": None if self.failure is None else _failure_json(self.failure),
+            "handle": self.handle,
+            "resubmitted": self.resubmitted,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> Asking:
+        """The asking `to_json` wrote; an `OebError` naming what is wrong for anything else."""
+        if not isinstance(value, dict):
+            raise OebError(f"a saved asking is a JSON object, not {type(value).__name__}")
+        try:
+            started, attempts = value["started"], value.get("attempts", 0)
+            if not isinstance(started, int | float) or isinstance(started, bool):
+                raise TypeError(f"started is {started!r}, not a time")
+            if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
+                raise TypeError(f"attempts is {attempts!r}, not a count")
+            handle, resubmitted = value.get("handle"), value.get("resubmitted")
+            if handle is not None and not (isinstance(handle, dict) and is_plain(handle)):
+                raise TypeError(f"handle is {type(handle).__name__}, not a JSON object")
+            if resubmitted is not None and not isinstance(resubmitted, str):
+                raise TypeError("resubmitted is not text")
+            cost = Cost(**(value.get("cost") or {}))
+            saved = value.get("failure")
+            failure = None
+            if saved is not None:
+                failure = _FAILURES.get(saved["type"], SystemFailed)(
+                    str(saved["message"]),
+                    **{k: saved.get(k) for k in ("status", "body", "sent", "job_id", "retry_after")},
+                )
+        except (KeyError, TypeError, ValueError) as error:
+            raise OebError(f"a saved asking cannot be read ({error})") from None
+        return cls(float(started), attempts, cost, failure, handle, resubmitted)
 
 
 @dataclasses.dataclass(frozen=True)
 class Retry:
-    """A transient failure worth asking again about: after `wait` seconds, passing `asking` back."""
+    """A transient failure worth asking again about: after `wait` seconds, passing `asking` back.
+
+    `status` is the failure's HTTP status (429 for rate limiting) and `retry_after` the vendor's
+    `Retry-After` seconds (None if it sent none), so the caller can slow the whole system down."""
 
     wait: float
     asking: Asking
+    status: int | None = None
+    retry_after: float | None = None
 
 
-def _spent(budget: Budget, attempts: int, failure: SystemFailed) -> SystemTimeout:
+@dataclasses.dataclass(frozen=True)
+class Submitted:
+    """A job vendor took the document: write `handle` down, then pass `asking` (which holds it) to
+    `predict_attempt` to collect the answer, here or in any other process."""
+
+    handle: dict[str, Any]
+    asking: Asking
+
+
+def _spent(deadline: Deadline, attempts: int, failure: SystemFailed) -> SystemTimeout:
     spent = SystemTimeout(
-        f"the {budget.seconds:g}-second budget was spent over {attempts} attempts; last failure: {failure.message}",
+        f"the {deadline.seconds:g}-second limit was spent over {attempts} attempts; last failure: {failure.message}",
         body=failure.body,
         sent=failure.sent,
         job_id=failure.job_id,
@@ -147,27 +236,55 @@ def _spent(budget: Budget, attempts: int, failure: SystemFailed) -> SystemTimeou
     return spent
 
 
-def _ask(
-    adapter: Adapter, question: Question, budget: Budget, asking: Asking
-) -> tuple[Call | None, SystemFailed | None, Asking] | Retry:
-    """The next attempt, unless the budget was spent waiting for it: the answer or the final failure
-    (with the attempts and their summed cost), or a `Retry` when a transient failure leaves budget
-    for its back-off."""
-    if asking.failure is not None and budget.expired():
-        return None, _spent(budget, asking.attempts, asking.failure), asking
-    attempt = asking.attempts + 1
-    budget.attempt = attempt
+Step = tuple[Call | None, SystemFailed | None, Asking] | Retry | Submitted
+
+
+def _lost(failure: SystemFailed) -> str | None:
+    """Why a failed collect means the vendor no longer has the job, or None."""
+    if isinstance(failure, JobLost):
+        return failure.message
+    if failure.status in _LOST_STATUSES:
+        return f"the vendor no longer knows the job (HTTP {failure.status})"
+    return None
+
+
+def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Asking) -> Step:
+    """The next step, unless the time was spent waiting for it: a synchronous call, a job's submit or
+    its collect. Returns the answer or the final failure (with the attempts and their summed cost), a
+    `Submitted` job, or a `Retry` when a transient failure leaves time for its back-off."""
+    if asking.failure is not None and deadline.expired():
+        return None, _spent(deadline, asking.attempts, asking.failure), asking
+    collecting = asking.handle is not None and type(adapter).submits
+    # Collecting a job just submitted is the same attempt; collecting again after a failure is another.
+    attempt = asking.attempts if collecting and asking.failure is None else asking.attempts + 1
+    deadline.attempt = max(attempt, 1)
     try:
-        answer = adapter.call(question, budget)
+        if collecting:
+            assert asking.handle is not None
+            answer = adapter.collect_question(question, asking.handle, deadline)
+        elif type(adapter).submits:
+            handle = adapter.submit_question(question, deadline)
+            if not (isinstance(handle, dict) and is_plain(handle)):
+                raise TypeError(f"{type(adapter).__name__}.submit returned a handle that is not a JSON object")
+            return Submitted(handle, dataclasses.replace(asking, attempts=attempt, failure=None, handle=handle))
+        else:
+            answer = adapter.call(question, deadline)
     except SystemFailed as failure:
         _stop(adapter, failure)
-        asking = Asking(asking.started, attempt, asking.cost + (failure.cost or Cost()), failure)
-        if not failure.transient or attempt > budget.policy.retries:
+        cost = asking.cost + (failure.cost or Cost())
+        reason = _lost(failure) if collecting else None
+        if reason is not None and asking.resubmitted is None and not deadline.expired():
+            fresh = dataclasses.replace(asking, cost=cost, failure=None, handle=None, resubmitted=reason)
+            return _ask(adapter, question, deadline, fresh)  # submits again at once, once
+        # A job whose polls failed for a while may still be running: keep its handle to collect again.
+        keep = asking.handle if collecting and failure.transient else None
+        asking = Asking(asking.started, max(attempt, 1), cost, failure, keep, asking.resubmitted)
+        if not failure.transient or attempt > deadline.policy.retries:
             return None, failure, asking
-        wait = budget.policy.delay(attempt, failure.retry_after)
-        if wait >= budget.remaining():
-            return None, _spent(budget, attempt, failure), asking
-        return Retry(wait, asking)
+        wait = deadline.policy.delay(attempt, failure.retry_after)
+        if wait >= deadline.remaining():
+            return None, _spent(deadline, attempt, failure), asking
+        return Retry(wait, asking, failure.status, failure.retry_after)
     except Exception as bug:
         if _refused(bug):
             raise _refusal(adapter) from bug
@@ -177,7 +294,8 @@ def _ask(
         raise TypeError(f"{type(adapter).__name__}.call returned {type(answer).__name__}, not a Call")
     if not is_plain(answer.raw):
         raise TypeError(f"{type(adapter).__name__} returned a raw answer that is not plain JSON")
-    return answer, None, dataclasses.replace(asking, attempts=attempt, cost=asking.cost + answer.cost)
+    settled = dataclasses.replace(asking, attempts=max(attempt, 1), cost=asking.cost + answer.cost, handle=None)
+    return answer, None, settled
 
 
 def _cost(cost: Cost, wall_s: float, attempts: int) -> dict[str, Any]:
@@ -185,13 +303,15 @@ def _cost(cost: Cost, wall_s: float, attempts: int) -> dict[str, Any]:
 
 
 def _redacted(asking: Asking, secrets: list[str]) -> Asking:
-    """`asking` with no key in its failure's message, body or schema, to be handed out of this layer."""
+    """`asking` with no key in its failure's message, body or schema, nor in its handle, to be handed
+    out of this layer."""
+    handle = None if asking.handle is None else _redact(asking.handle, secrets)
     if asking.failure is None:
-        return asking
+        return dataclasses.replace(asking, handle=handle)
     clean = copy.copy(asking.failure)
     clean.args = (_redact(clean.message, secrets),)
     clean.body, clean.sent = _redact(clean.body, secrets), _redact(clean.sent, secrets)
-    return dataclasses.replace(asking, failure=clean)
+    return dataclasses.replace(asking, failure=clean, handle=handle)
 
 
 def predict(
@@ -203,17 +323,19 @@ def predict(
 ) -> dict[str, Any]:
     """Ask `adapter` about one document within `timeout` seconds; return its record.
 
-    The record (HARNESS.md 3.5: `system, options, package, output, raw, sent, error, cost, job_id,
-    timeout_s, captured_at`) has `output` set on success and `error` set on a recorded failure.
-    Transient failures are retried per `policy` (default: the adapter's) inside the one budget,
-    sleeping out each back-off here.
+    The record (`system, options, package, question, output, raw, sent, error, cost, job_id,
+    timeout_s, captured_at`, and `resubmitted` when a lost job was submitted again) has `output` set
+    on success and `error` set on a recorded failure. Transient failures are retried per `policy`
+    (default: the adapter's) inside the one time limit, sleeping out each back-off here; a job
+    vendor's job is submitted, then collected, in this process.
     Raises a `RunStopped` for a missing key, an account failure, a refused connection or a crashed
     reader (`ReadCrashed.record` is then the unread record to save); any other exception is a bug.
     The schema is sent as given: apply `question_schema` first to ask what a run asks.
     """
     outcome = predict_attempt(adapter, question, timeout=timeout, policy=policy)
-    while isinstance(outcome, Retry):
-        time.sleep(outcome.wait)
+    while not isinstance(outcome, dict):
+        if isinstance(outcome, Retry):
+            time.sleep(outcome.wait)
         outcome = predict_attempt(adapter, question, timeout=timeout, policy=policy, asking=outcome.asking)
     return outcome
 
@@ -225,30 +347,39 @@ def predict_attempt(
     timeout: float = 1800.0,
     policy: RetryPolicy | None = None,
     asking: Asking | None = None,
-) -> dict[str, Any] | Retry:
-    """One attempt of `predict`: the record, or a `Retry` to wait out and pass back as `asking`.
+) -> dict[str, Any] | Retry | Submitted:
+    """One step of `predict`: the record, a `Retry` to wait out, or a job vendor's `Submitted` job;
+    pass the `asking` of either back to go on.
 
     For a caller that schedules attempts itself (the run engine books each retry's start against
-    its rate limit, then runs it in any worker). The budget counts from the first attempt's start,
-    waits included: an attempt resumed after it is spent ends as `SystemTimeout` with no call. Raises
-    as `predict` does; the `Retry` holds no key.
+    its rate limit, writes each handle into the run folder before collecting it, then runs each step
+    in any worker). Without a handle, a job vendor only submits; with one (`asking.handle`), it
+    collects that job, and a job the vendor no longer knows (404, 410, `JobLost`) is submitted again
+    at once and recorded as `resubmitted`. The time limit counts from the first attempt's start,
+    waits, crashes and resumes included: an attempt resumed after it is spent ends as
+    `SystemTimeout` with no call. Raises as `predict` does; what it hands back holds no key.
     """
     adapter.check_keys()
     secrets = adapter.secrets()
     now = time.time()
     asking = asking or Asking(started=now)
-    budget = Budget(timeout, policy=policy or adapter.retry, spent=now - asking.started)
-    outcome = _ask(adapter, question, budget, asking)
+    deadline = Deadline(timeout, policy=policy or adapter.retry, spent=now - asking.started)
+    outcome = _ask(adapter, question, deadline, asking)
     if isinstance(outcome, Retry):
-        return Retry(outcome.wait, _redacted(outcome.asking, secrets))
+        return dataclasses.replace(outcome, asking=_redacted(outcome.asking, secrets))
+    if isinstance(outcome, Submitted):
+        clean = _redacted(outcome.asking, secrets)
+        assert clean.handle is not None
+        return Submitted(clean.handle, clean)
     answer, failure, asking = outcome
-    cost, attempts = asking.cost, asking.attempts
-    wall_s = budget.elapsed()
+    cost = asking.cost
+    wall_s = deadline.elapsed()
     output = None
+    made = functools.partial(_record, adapter, question, asking, cost=cost, wall_s=wall_s, timeout=timeout)
     if answer is not None:
-        if budget.expired():
+        if deadline.expired():
             failure = SystemTimeout(
-                f"answered after {wall_s:.1f} s, past the {budget.seconds:g}-second budget",
+                f"answered after {wall_s:.1f} s, past the {deadline.seconds:g}-second limit",
                 job_id=answer.job_id,
             )
         else:
@@ -258,7 +389,7 @@ def predict_attempt(
                 failure = Unreadable(unreadable.message)
                 failure.__cause__ = unreadable
             except Exception as bug:
-                record = _record(adapter, answer, None, None, cost, wall_s, attempts, timeout)
+                record = made(answer, None, None)
                 record["unread"] = True
                 bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
                 message = _redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
@@ -269,36 +400,67 @@ def predict_attempt(
                 ) from bug
             if not is_plain(output):
                 raise TypeError(f"{type(adapter).__name__}.read returned something that is not plain JSON")
-    record = _record(adapter, answer, failure, output, cost, wall_s, attempts, timeout)
-    return _redact(record, secrets)
+    record = made(answer, failure, output)
+    return cast(dict[str, Any], _redact(record, secrets))
+
+
+def _sha256_file(path: Path) -> str | None:
+    """The document's digest, streamed; None when it cannot be read (then nothing can match it)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def question_identity(adapter: Adapter, question: Question) -> dict[str, Any]:
+    """What makes two askings the same question, for reusing an answer: the PDF's bytes, the schema
+    (after the conventions, as canonical JSON; the dialect follows from it and the adapter) and the
+    adapter's package and version."""
+    schema = json.dumps(question.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return {
+        "pdf_sha256": _sha256_file(question.document),
+        "schema_sha256": hashlib.sha256(schema.encode()).hexdigest(),
+        "adapter": _package(type(adapter).__module__),
+    }
 
 
 def _record(
     adapter: Adapter,
+    question: Question,
+    asking: Asking,
     answer: Call | None,
     failure: SystemFailed | None,
     output: dict[str, Any] | None,
+    *,
     cost: Cost,
     wall_s: float,
-    attempts: int,
     timeout: float,
 ) -> dict[str, Any]:
     """The record: what came back (the answer, else the failure's body) and how it went."""
-    origin = answer or failure
-    raw = answer.raw if answer is not None else origin.body
-    return {
+    origin: Call | SystemFailed | None = answer or failure
+    assert origin is not None
+    raw = answer.raw if answer is not None else failure.body if failure is not None else None
+    record = {
         "system": adapter.name,
         "options": adapter.options(),
         "package": _package(type(adapter).__module__),
+        "question": question_identity(adapter, question),
         "output": output if failure is None else None,
         "raw": raw,
         "sent": origin.sent,
         "error": _error(failure) if failure is not None else None,
-        "cost": _cost(cost, wall_s, attempts),
+        "cost": _cost(cost, wall_s, asking.attempts),
         "job_id": origin.job_id,
         "timeout_s": timeout,
         "captured_at": datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
     }
+    if asking.resubmitted is not None:
+        record["resubmitted"] = asking.resubmitted
+    return record
 
 
 def reread(adapter: Adapter, record: dict[str, Any]) -> dict[str, Any]:

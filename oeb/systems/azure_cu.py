@@ -1,5 +1,6 @@
 """Azure AI Content Understanding: an analyzer per field schema (created once per process), then
-an analysis per document, both long-running operations polled at their `Operation-Location`."""
+an analysis per document (the handle is its `Operation-Location` and the analyzer), both
+long-running operations polled at their `Operation-Location`."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems._http import Session
+from oeb.systems._http import Session, held
 from oeb.systems._reading import reading
-from oeb.systems.base import Adapter, Budget, Call
+from oeb.systems.base import Adapter, Call, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 from oeb.systems.schema import azure_field_schema
 
@@ -46,6 +47,10 @@ class AzureCU(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("AZURE_CU_KEY",)
     workers: ClassVar[int] = 3
     located: ClassVar[tuple[str, ...]] = ("endpoint",)
+    price: ClassVar[Price | None] = None
+    """Content extraction per 1,000 pages plus contextualization and the completion model's tokens, billed
+    on the Foundry deployment (https://learn.microsoft.com/azure/ai-services/content-understanding/
+    pricing-explainer): no per-page or per-document figure to estimate with."""
 
     endpoint: str = field(
         default="",
@@ -67,15 +72,19 @@ class AzureCU(Adapter):
         }
         return "oeb-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def _session(self, deadline: Deadline) -> tuple[Session, str]:
         endpoint = self.endpoint.rstrip("/")
         if not endpoint:
             raise OptionError("azure-cu needs its endpoint option (https://<resource>.cognitiveservices.azure.com)")
+        headers = {"Ocp-Apim-Subscription-Key": self.env("AZURE_CU_KEY")}
+        return Session("azure-cu", deadline, base_url=endpoint, headers=headers), endpoint
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
         analyzer = self.analyzer_id(schema)
         base = f"/contentunderstanding/analyzers/{analyzer}"
         version = {"api-version": self.api_version}
-        headers = {"Ocp-Apim-Subscription-Key": self.env("AZURE_CU_KEY")}
-        with Session("azure-cu", budget, base_url=endpoint, headers=headers) as http:
+        session, endpoint = self._session(deadline)
+        with session as http:
             with _LOCK:
                 if (endpoint, analyzer) not in _ANALYZERS:
                     self._create(http, base, version, schema)
@@ -89,11 +98,15 @@ class AzureCU(Adapter):
                 content=document.read_bytes(),
                 headers={"Content-Type": "application/octet-stream"},
             )
-            location = started.headers.get("Operation-Location")
-            if not location:
-                raise SystemFailed(
-                    "azure-cu started an analysis without an Operation-Location", status=started.status_code
-                )
+        location = started.headers.get("Operation-Location")
+        if not location:
+            raise SystemFailed("azure-cu started an analysis without an Operation-Location", status=started.status_code)
+        return {"operation": location, "analyzer": analyzer}
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        location, analyzer = held(handle, "operation", "azure-cu"), held(handle, "analyzer", "azure-cu")
+        session, _ = self._session(deadline)
+        with session as http:
             body = self._wait(http, location, f"azure-cu analysis with analyzer {analyzer}")
         with reading("the analysis result", status=200, body=body, job_id=analyzer):
             contents = body["result"]["contents"]

@@ -25,10 +25,28 @@ from oeb.systems.errors import DialectError, MissingKey, OptionError, SystemFail
 
 
 class Question(NamedTuple):
-    """One document and the schema to fill, after the schema conventions (`question_schema`)."""
+    """One document and the schema to fill, after the schema conventions (`question_schema`).
+
+    `gold` is filled by the engine only for a system that simulates from the gold (`Adapter.uses_gold`,
+    the offline `mock`): read through the dataset, wherever it lives. A vendor never sees it.
+    """
 
     document: Path
     schema: dict[str, Any]
+    gold: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Price:
+    """A system's published list price, per page or per document, in dollars or the vendor's credits,
+    for estimating a run's cost before it starts. `source` says where the figure was published (or
+    why it is an approximation); what a document really cost is read from each answer."""
+
+    usd_per_page: float | None = None
+    usd_per_document: float | None = None
+    credits_per_page: float | None = None
+    credits_per_document: float | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,7 +63,7 @@ class Cost:
     def __add__(self, other: Cost) -> Cost:
         """Sum field by field; a field stays None when no part reported it."""
 
-        def add(a: float | None, b: float | None) -> float | None:
+        def add[T: (int, float)](a: T | None, b: T | None) -> T | None:
             return b if a is None else a if b is None else a + b
 
         sources = sorted({s for s in (self.source, other.source) for s in (s or "").split(" + ") if s})
@@ -124,11 +142,12 @@ class RetryPolicy:
 
     def poll_delay(self, failures: int) -> float:
         """Seconds to wait after `failures` consecutive failed polls."""
-        return min(self.max_poll_backoff, self.poll_backoff * 2 ** (min(failures, 5) - 1))
+        return min(self.max_poll_backoff, self.poll_backoff * 2.0 ** (min(failures, 5) - 1))
 
 
-class Budget:
-    """One document's time budget, shared by every attempt, poll and back-off sleep.
+class Deadline:
+    """One document's time limit, shared by every attempt, poll and back-off sleep (named a deadline,
+    not a budget: a budget is money).
 
     It also carries the retry policy (for poll retries inside adapters) and the attempt number, so
     simulated systems can vary their behaviour per attempt deterministically. `spent` is what earlier
@@ -159,7 +178,7 @@ class Budget:
         return self.elapsed() >= self.seconds
 
     def check(self, what: str) -> None:
-        """Give up if the budget is spent; `what` says what was still going on."""
+        """Give up if the time is spent; `what` says what was still going on."""
         if self.expired():
             raise SystemTimeout(f"timed out at the {self.seconds:g}-second limit while {what}")
 
@@ -183,11 +202,21 @@ class Adapter:
     workers: ClassVar[int] = 5
     retry: ClassVar[RetryPolicy] = RetryPolicy()
     located: ClassVar[tuple[str, ...]] = ()
+    price: ClassVar[Price | None] = None
+    """The published list price (None where the vendor publishes none usable per page or document)."""
+    submits: ClassVar[bool] = False
+    """True for a job vendor: `submit` returns a handle and `collect` polls it to the answer, so a run
+    can write the handle down and collect it after a crash instead of paying again. Set by itself for
+    a class that defines both."""
+    uses_gold: ClassVar[bool] = False
+    """True for a system that simulates answers from the gold: the engine then fills `Question.gold`."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" not in cls.__dict__:
             cls.name = _snake(cls.__name__)
+        if "submits" not in cls.__dict__:
+            cls.submits = cls.submit is not Adapter.submit and cls.collect is not Adapter.collect
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None = None) -> Self:
@@ -233,28 +262,73 @@ class Adapter:
         """Reshape the schema into what the vendor accepts; raise `DialectError` if it cannot."""
         return schema
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
-        """Do every request for one attempt within `budget`; return the answer as received or raise
-        `SystemFailed`. Never return an empty answer."""
+    def published_price(self) -> Price | None:
+        """The price to estimate with: the class's `price`, unless the options set one (mock's `usd`)."""
+        return type(self).price
+
+    def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
+        """Do every request for one attempt within `deadline`; return the answer as received or raise
+        `SystemFailed`. Never return an empty answer. A job vendor need not write it: it submits, then
+        collects."""
+        if type(self).submits:
+            return self.collect(self.submit(document, schema, deadline), deadline)
+        raise NotImplementedError
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        """A job vendor's first half: upload and start the job; return its handle, plain JSON holding the
+        job id and whatever `collect` needs (never a key), or raise `SystemFailed`."""
+        raise NotImplementedError
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        """A job vendor's second half: poll the job of `handle` to its answer, as `extract` returns it.
+        Raise `JobLost` (or fail with 404/410) when the vendor no longer knows the job."""
         raise NotImplementedError
 
     def read(self, raw: Any) -> dict[str, Any]:
         """The extraction inside a raw answer; raise `SystemFailed` if there is none."""
         return extraction(raw.get("extraction") if isinstance(raw, dict) else None)
 
-    def call(self, question: Question, budget: Budget) -> Call:
-        """One attempt: dialect, extract, the generic cost scan, and `sent` attached either way."""
+    def _sent(self, question: Question) -> dict[str, Any]:
         try:
-            sent = self.prepare_schema(question.schema)
+            return self.prepare_schema(question.schema)
         except DialectError as error:
             error.sent = question.schema
             raise
+
+    def call(self, question: Question, deadline: Deadline) -> Call:
+        """One attempt: dialect, extract, the generic cost scan, and `sent` attached either way."""
+        sent = self._sent(question)
         try:
-            answer = self.extract(question.document, sent, budget)
+            answer = self.extract(question.document, sent, deadline)
         except SystemFailed as error:
             error.sent = sent
             raise
+        return _finished(answer, sent)
+
+    def submit_question(self, question: Question, deadline: Deadline) -> dict[str, Any]:
+        """A job vendor's submit of one question: dialect, then `submit`; `sent` attached to a failure."""
+        sent = self._sent(question)
+        try:
+            return self.submit(question.document, sent, deadline)
+        except SystemFailed as error:
+            error.sent = sent
+            raise
+
+    def collect_question(self, question: Question, handle: dict[str, Any], deadline: Deadline) -> Call:
+        """`collect` with what `call` adds: the generic cost scan and `sent` (the dialect is
+        deterministic, so the schema sent is rebuilt rather than kept in the handle)."""
+        sent = self._sent(question)
+        try:
+            answer = self.collect(handle, deadline)
+        except SystemFailed as error:
+            error.sent = sent
+            raise
+        return _finished(answer, sent)
+
+
+def _finished(answer: Call, sent: dict[str, Any]) -> Call:
+    if isinstance(answer, Call):
         if not answer.cost.priced:
             answer.cost = answer.cost + scan_cost(answer.raw)
         answer.sent = sent
-        return answer
+    return answer

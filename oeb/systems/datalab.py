@@ -1,16 +1,18 @@
-"""Datalab (www.datalab.to): one multipart upload, then polls until the extraction is complete."""
+"""Datalab (www.datalab.to): one multipart upload starts the job (the handle is its request id), then
+polls until the extraction is complete."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems._http import Session
+from oeb.systems._http import Session, held
 from oeb.systems._reading import dig, extraction, number, reading
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
 from oeb.systems.errors import SystemFailed
 from oeb.systems.schema import optional_by_omission
 
@@ -31,6 +33,11 @@ class Datalab(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("DATALAB_API_KEY",)
     workers: ClassVar[int] = 10
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = Price(
+        usd_per_page=0.006,
+        source="https://documentation.datalab.to structured-extraction recipes: balanced $6 per 1,000 pages, "
+        "accurate $25 (another page of the same docs lists balanced at $25: check before relying on it)",
+    )
 
     mode: str = field(
         default="balanced",
@@ -45,9 +52,19 @@ class Datalab(Adapter):
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return optional_by_omission(schema)
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def published_price(self) -> Price | None:
+        """Datalab prices by mode: accurate costs about four times balanced; fast has no figure here."""
+        listed = type(self).price
+        if listed is None or self.mode == "balanced":
+            return listed
+        return dataclasses.replace(listed, usd_per_page=0.025) if self.mode == "accurate" else None
+
+    def _session(self, deadline: Deadline) -> Session:
         headers = {"X-Api-Key": self.env("DATALAB_API_KEY")}
-        with Session("datalab", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+        return Session("datalab", deadline, base_url=self.base_url.rstrip("/"), headers=headers)
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        with self._session(deadline) as http:
             parts = {
                 "page_schema": (None, json.dumps(schema)),
                 "extraction_mode": (None, self.mode),
@@ -55,14 +72,19 @@ class Datalab(Adapter):
                 "file": (document.name, document.read_bytes(), "application/pdf"),
             }
             submitted = http.json("POST", "/api/v1/extract", "the upload", timeout=120, expect=200, files=parts)
-            request_id = submitted.get("request_id") if isinstance(submitted, dict) else None
-            if not request_id:
-                raise SystemFailed(
-                    f"datalab gave no request_id for the upload: {json.dumps(submitted)[:300]}",
-                    status=200,
-                    body=submitted,
-                )
-            url = f"/api/v1/extract/{request_id}"
+        request_id = submitted.get("request_id") if isinstance(submitted, dict) else None
+        if not request_id:
+            raise SystemFailed(
+                f"datalab gave no request_id for the upload: {json.dumps(submitted)[:300]}",
+                status=200,
+                body=submitted,
+            )
+        return {"request_id": request_id}
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        request_id = held(handle, "request_id", "datalab")
+        url = f"/api/v1/extract/{request_id}"
+        with self._session(deadline) as http:
 
             def fetch() -> Any:
                 return http.json("GET", url, "a poll", timeout=120, expect=200)

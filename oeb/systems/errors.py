@@ -1,11 +1,12 @@
 """What can go wrong when a system is asked about one document, sorted by what the run does next.
 
 * **Transient** — a `SystemFailed` whose HTTP `status` is in `TRANSIENT_STATUSES` (429, 5xx). The
-  document is asked again inside its time budget (`oeb.systems.predict_attempt` says when).
+  document is asked again inside its time limit (`oeb.systems.predict_attempt` says when).
   Transience is decided by the status alone, never by message text, so the same class covers both
   kinds.
 * **Final** — any other `SystemFailed`, and its never-retried kinds `SystemTimeout`,
-  `SystemUnreachable`, `Unreadable` and `DialectError`. Recorded as the document's `error`; the
+  `SystemUnreachable`, `Unreadable` and `DialectError`. (`JobLost`, a job the vendor forgot, is
+  submitted again once instead.) Recorded as the document's `error`; the
   document scores 0 and the run goes on.
 * **Stop the run** — `StopRun` and its kinds: a credential, credit or billing problem
   (`AccountFailure`), a refused connection (`ConnectionRefused`), a missing API key (`MissingKey`),
@@ -36,7 +37,7 @@ ACCOUNT_PHRASES = (
     "insufficient_quota",
     "insufficient credits",
 )
-"""Vendor wording that means the account, not the document, is the problem (SYSTEMS.md 1.10)."""
+"""Vendor wording that means the account, not the document, is the problem (as the reference reads it)."""
 
 
 class SystemFailed(OebError):
@@ -98,8 +99,8 @@ class _NeverRetried(SystemFailed):
 
 
 class SystemTimeout(_NeverRetried):
-    """The document's time budget ran out: while polling, on a client-side timeout, across retries,
-    or because the answer came back after the budget (the answer is still kept as `raw`)."""
+    """The document's time limit ran out: while polling, on a client-side timeout, across retries,
+    or because the answer came back after the limit (the answer is still kept as `raw`)."""
 
 
 class SystemUnreachable(_NeverRetried):
@@ -113,6 +114,11 @@ class Unreadable(_NeverRetried):
 
 class DialectError(_NeverRetried):
     """The vendor's schema dialect cannot express this schema; no call is made."""
+
+
+class JobLost(_NeverRetried):
+    """A job vendor no longer knows the job a handle names (forgotten, expired), or the handle cannot
+    be used. The document is submitted again at once, once, and its record says `resubmitted`."""
 
 
 class AccountFailure(RunStopped, PermissionError):

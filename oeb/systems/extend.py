@@ -1,4 +1,5 @@
-"""Extend (extend.ai) extraction runs: upload, create a run, poll it to a terminal status."""
+"""Extend (extend.ai) extraction runs: upload and create a run (the handle is its id), poll it to a
+terminal status."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from oeb.systems._http import Session
+from oeb.systems._http import Session, held
 from oeb.systems._reading import extraction, number, reading
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
 from oeb.systems.errors import SystemFailed
 from oeb.systems.schema import extend_dialect, restore_ids
 
@@ -27,7 +28,8 @@ def _run(body: Any) -> Any:
 
 
 def _cost(run: dict[str, Any]) -> Cost:
-    usage = run.get("usage") if isinstance(run.get("usage"), dict) else {}
+    usage = run.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     for key in ("totalCredits", "credits"):
         credits = number(usage.get(key))
         if credits is not None:
@@ -42,6 +44,9 @@ class Extend(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("EXTEND_API_KEY",)
     workers: ClassVar[int] = 5
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = None
+    """Extend bills credits per page by processor, but publishes no per-credit rate or per-page figure
+    for extraction (https://docs.extend.ai/product/general/how-credits-work): unknown."""
 
     array_strategy: str = field(default="large_array_max_context", metadata={"help": "how long arrays are extracted"})
     api_version: str = field(default="2026-02-09", metadata={"help": "x-extend-api-version header"})
@@ -51,14 +56,17 @@ class Extend(Adapter):
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return extend_dialect(schema)
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def _session(self, deadline: Deadline) -> Session:
         headers = {
             "Authorization": f"Bearer {self.env('EXTEND_API_KEY')}",
             "x-extend-api-version": self.api_version,
         }
         if os.environ.get(WORKSPACE):
             headers["x-extend-workspace-id"] = os.environ[WORKSPACE]
-        with Session("extend", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+        return Session("extend", deadline, base_url=self.base_url.rstrip("/"), headers=headers)
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        with self._session(deadline) as http:
             upload = {"file": (document.name, document.read_bytes(), "application/pdf")}
             uploaded = http.json("POST", "/files/upload", "the upload", timeout=300, files=upload)
             with reading("the upload answer", status=200, body=uploaded):
@@ -71,8 +79,12 @@ class Extend(Adapter):
                 },
             }
             created = http.json("POST", "/extract_runs", "the extraction run", timeout=120, json=request)
-            with reading("the run answer", status=200, body=created):
-                run_id = _run(created)["id"]
+        with reading("the run answer", status=200, body=created):
+            return {"run_id": str(_run(created)["id"])}
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        run_id = held(handle, "run_id", "extend")
+        with self._session(deadline) as http:
 
             def fetch() -> Any:
                 return _run(http.json("GET", f"/extract_runs/{run_id}", "a poll", timeout=60))
@@ -93,4 +105,4 @@ class Extend(Adapter):
                 json.dumps(raw.get("failureReason") or raw.get("error") or output) if isinstance(raw, dict) else ""
             )
             raise SystemFailed(f"extend run finished {status} with no extraction: {details[:300]}")
-        return restore_ids(extraction(value))
+        return cast(dict[str, Any], restore_ids(extraction(value)))

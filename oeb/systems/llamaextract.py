@@ -1,4 +1,5 @@
-"""LlamaExtract (LlamaCloud): find the project, upload, submit a v2 extract job, poll it."""
+"""LlamaExtract (LlamaCloud): find the project, upload, submit a v2 extract job (the handle is its id
+and the project), poll it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems._http import Session
+from oeb.systems._http import Session, held
 from oeb.systems._reading import extraction, reading
-from oeb.systems.base import Adapter, Budget, Call
+from oeb.systems.base import Adapter, Call, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 from oeb.systems.schema import llama_dialect
 
@@ -34,6 +35,8 @@ class LlamaExtract(Adapter):
     stand_ins: ClassVar[dict[str, str]] = {"LLAMA_CLOUD_API_KEY": "LLAMAPARSE_API_KEY"}
     workers: ClassVar[int] = 3
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = None
+    """By tier (`published_price`): the default tier, agentic_plus, has no published extraction figure."""
 
     tier: str = field(
         default="agentic_plus",
@@ -49,9 +52,20 @@ class LlamaExtract(Adapter):
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return llama_dialect(schema)
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def published_price(self) -> Price | None:
+        """LlamaCloud lists extraction credits per page for two tiers (https://www.llamaindex.ai/pricing:
+        cost_effective 5, agentic 15; $1.25 per 1,000 credits pay-as-you-go); agentic_plus has none."""
+        credits = {"cost_effective": 5.0, "agentic": 15.0}.get(self.tier)
+        if credits is None:
+            return None
+        return Price(credits_per_page=credits, source="https://www.llamaindex.ai/pricing (extract tier credits)")
+
+    def _session(self, deadline: Deadline) -> Session:
         headers = {"Authorization": f"Bearer {self.env('LLAMA_CLOUD_API_KEY')}"}
-        with Session("llamaextract", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+        return Session("llamaextract", deadline, base_url=self.base_url.rstrip("/"), headers=headers)
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        with self._session(deadline) as http:
             projects = http.json("GET", "/api/v1/projects", "the project lookup", timeout=120)
             with reading("the project list", status=200, body=projects):
                 project = projects[0]["id"] if isinstance(projects, list) else projects["projects"][0]["id"]
@@ -68,14 +82,18 @@ class LlamaExtract(Adapter):
             }
             query = {"project_id": project}
             submitted = http.json("POST", "/api/v2/extract", "the extract job", timeout=120, params=query, json=request)
-            job_id = submitted.get("id") or submitted.get("job_id") if isinstance(submitted, dict) else None
-            if not job_id:
-                raise SystemFailed(
-                    f"llamaextract gave no job id: {json.dumps(submitted)[:300]}", status=200, body=submitted
-                )
+        job_id = submitted.get("id") or submitted.get("job_id") if isinstance(submitted, dict) else None
+        if not job_id:
+            message = f"llamaextract gave no job id: {json.dumps(submitted)[:300]}"
+            raise SystemFailed(message, status=200, body=submitted)
+        return {"job_id": str(job_id), "project_id": str(project)}
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        job_id = held(handle, "job_id", "llamaextract")
+        params = {"project_id": held(handle, "project_id", "llamaextract"), "expand": "metadata"}
+        with self._session(deadline) as http:
 
             def fetch() -> Any:
-                params = {**query, "expand": "metadata"}
                 return http.json("GET", f"/api/v2/extract/{job_id}", "a poll", timeout=120, params=params)
 
             for body in http.poll(fetch, interval=self.poll_interval, what=f"llamaextract job {job_id}"):

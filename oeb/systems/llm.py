@@ -14,7 +14,7 @@ import openai
 
 from oeb.systems._http import retry_after
 from oeb.systems._reading import model_json, number
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout, SystemUnreachable
 
 CEILINGS = {
@@ -40,6 +40,12 @@ Answer with one JSON object matching the schema and nothing else."""
 LEAD_IN = "Extract the information from this document according to the following JSON Schema."
 
 
+def _count(value: Any) -> int | None:
+    """A token count, or None when the provider sent none."""
+    found = number(value)
+    return None if found is None else int(found)
+
+
 class _Unusable(Exception):
     """An answer worth asking again for (no choices, not JSON, not a non-empty object)."""
 
@@ -52,6 +58,8 @@ class LLMSingleShot(Adapter):
     stand_ins: ClassVar[dict[str, str]] = {"OPENROUTER_API_KEY": "OPENAI_API_KEY"}
     workers: ClassVar[int] = 5
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = None
+    """Billed per token, which no page count predicts; OpenRouter reports each answer's cost."""
 
     model: str = field(metadata={"help": "the org/model id (the system name)"})
     max_output_tokens: int | None = field(
@@ -93,7 +101,7 @@ class LLMSingleShot(Adapter):
             "extra_body": {"usage": {"include": True}},
         }
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         client = openai.OpenAI(api_key=self.env("OPENROUTER_API_KEY"), base_url=self.base_url)
         request = self._request(document, schema)
         calls: list[dict[str, Any]] = []
@@ -102,9 +110,10 @@ class LLMSingleShot(Adapter):
         with client:
             for k in range(self.attempts):
                 if k:
-                    budget.check(f"asking {self.model} again after an unusable answer")
-                    budget.sleep(budget.policy.poll_delay(k) + random.uniform(0, budget.policy.poll_backoff / 2))
-                completion = self._complete(client, request, temperature=min(1.0, 0.1 * k), budget=budget, cost=cost)
+                    deadline.check(f"asking {self.model} again after an unusable answer")
+                    deadline.sleep(deadline.policy.poll_delay(k) + random.uniform(0, deadline.policy.poll_backoff / 2))
+                temperature = min(1.0, 0.1 * k)
+                completion = self._complete(client, request, temperature=temperature, deadline=deadline, cost=cost)
                 data = completion.model_dump()
                 usage = data.get("usage") or {}
                 call: dict[str, Any] = {"usage": usage or None, "model": data.get("model")}
@@ -112,8 +121,8 @@ class LLMSingleShot(Adapter):
                 cost = cost + Cost(
                     usd=number(usage.get("cost")),
                     source="usage.cost",
-                    tokens_in=number(usage.get("prompt_tokens")),
-                    tokens_out=number(usage.get("completion_tokens")),
+                    tokens_in=_count(usage.get("prompt_tokens")),
+                    tokens_out=_count(usage.get("completion_tokens")),
                 )
                 try:
                     answer, finish = self._answer(data, call, cost)
@@ -141,12 +150,12 @@ class LLMSingleShot(Adapter):
         request: dict[str, Any],
         *,
         temperature: float,
-        budget: Budget,
+        deadline: Deadline,
         cost: Cost,
     ) -> Any:
         try:
             return client.chat.completions.create(
-                **request, temperature=temperature, timeout=max(0.001, budget.remaining())
+                **request, temperature=temperature, timeout=max(0.001, deadline.remaining())
             )
         except openai.APITimeoutError as error:
             raise SystemTimeout(f"{self.model} did not answer in time", cost=cost) from error
@@ -166,7 +175,8 @@ class LLMSingleShot(Adapter):
         """The extraction of one completion; `_Unusable` to ask again, `SystemFailed` to stop."""
         choices = data.get("choices")
         if not choices:
-            error = data.get("error") if isinstance(data.get("error"), dict) else {}
+            error = data.get("error")
+            error = error if isinstance(error, dict) else {}
             raise _Unusable(error.get("message") or "the provider returned no choices")
         choice = choices[0]
         finish = choice.get("finish_reason")

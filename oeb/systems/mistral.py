@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from oeb.systems._http import Session
 from oeb.systems._reading import dig, extraction, number, reading
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
 from oeb.systems.errors import SystemFailed
 
 MODEL = "mistral-ocr-latest"
@@ -24,10 +24,15 @@ class Mistral(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("MISTRAL_API_KEY",)
     workers: ClassVar[int] = 5
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = Price(
+        usd_per_page=0.004,
+        source="https://mistral.ai/pricing: OCR at $4 per 1,000 pages (OCR 4; a document annotation may be billed "
+        "on top); the answer's usage_info.cost says what was billed",
+    )
 
     base_url: str = field(default="https://api.mistral.ai", metadata={"help": "API address"})
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         data_url = "data:application/pdf;base64," + base64.b64encode(document.read_bytes()).decode()
         body = {
             "model": MODEL,
@@ -38,8 +43,8 @@ class Mistral(Adapter):
             },
         }
         headers = {"Authorization": f"Bearer {self.env('MISTRAL_API_KEY')}"}
-        with Session("mistral", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
-            raw = http.json("POST", "/v1/ocr", "the OCR request", timeout=budget.remaining(), json=body)
+        with Session("mistral", deadline, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+            raw = http.json("POST", "/v1/ocr", "the OCR request", timeout=deadline.remaining(), json=body)
         cost = number(dig(raw, "usage_info.cost"))
         return Call(raw=raw, cost=Cost(usd=cost, source="usage_info.cost") if cost is not None else Cost())
 

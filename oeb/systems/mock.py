@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout
 
 
@@ -60,7 +60,7 @@ class Mock(Adapter):
     rate_limit: float = _rate("chance per attempt of an HTTP 429 with Retry-After")
     retry_after: float = field(default=1.0, metadata={"help": "Retry-After seconds of a simulated 429"})
     server_error: float = _rate("chance per attempt of an HTTP 503")
-    timeout: float = _rate("chance per attempt that no answer comes before the time budget")
+    timeout: float = _rate("chance per attempt that no answer comes before the time limit")
     malformed: float = _rate("chance per attempt of an answer holding no extraction")
     usd: float = field(default=0.0, metadata={"help": "simulated dollars per answer"})
     calls_log: str = field(
@@ -86,8 +86,8 @@ class Mock(Adapter):
                 "to the dataset's gold folder"
             ) from error
 
-    def _fault(self, document: Path, budget: Budget) -> None:
-        rng = random.Random(f"{self.seed}|{document.stem}|{budget.attempt}")
+    def _fault(self, document: Path, deadline: Deadline) -> None:
+        rng = random.Random(f"{self.seed}|{document.stem}|{deadline.attempt}")
         roll, cumulative, fault = rng.random(), 0.0, None
         for kind, chance in (
             ("rate_limit", self.rate_limit),
@@ -109,8 +109,8 @@ class Mock(Adapter):
             )
         if fault == "server_error":
             raise SystemFailed("simulated HTTP 503: service unavailable", status=503, body="unavailable")
-        budget.sleep(budget.remaining())
-        raise SystemTimeout(f"simulated: no answer within the {budget.seconds:g}-second budget")
+        deadline.sleep(deadline.remaining())
+        raise SystemTimeout(f"simulated: no answer within the {deadline.seconds:g}-second limit")
 
     def _damage(self, value: Any, rng: random.Random) -> Any:
         if isinstance(value, dict):
@@ -119,10 +119,10 @@ class Mock(Adapter):
                 out[f"invented_{rng.randrange(1000)}"] = "invented"
             return out
         if isinstance(value, list):
-            out = [self._damage(v, rng) for v in value]
-            if out and rng.random() < self.invented_item:
-                out.append(_invent(rng.choice(value), rng))
-            return out
+            items = [self._damage(v, rng) for v in value]
+            if items and rng.random() < self.invented_item:
+                items.append(_invent(rng.choice(value), rng))
+            return items
         roll = rng.random()
         if value is None:
             return "fabricated" if roll < self.fabricated else None
@@ -132,18 +132,18 @@ class Mock(Adapter):
             return _misread(value, rng)
         return value
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         if self.calls_log:
             with open(self.calls_log, "a", encoding="utf-8") as calls:
                 calls.write(f"{document.stem}\t{time.time()}\n")
         gold = self._gold(document)
-        self._fault(document, budget)
-        if self.latency > budget.remaining():
-            budget.sleep(budget.remaining())
-            raise SystemTimeout(f"simulated: the answer takes {self.latency:g} s, past the budget")
-        budget.sleep(self.latency)
+        self._fault(document, deadline)
+        if self.latency > deadline.remaining():
+            deadline.sleep(deadline.remaining())
+            raise SystemTimeout(f"simulated: the answer takes {self.latency:g} s, past the time limit")
+        deadline.sleep(self.latency)
         cost = Cost(usd=self.usd, source="simulated") if self.usd else Cost()
-        rng = random.Random(f"{self.seed}|{document.stem}|malformed|{budget.attempt}")
+        rng = random.Random(f"{self.seed}|{document.stem}|malformed|{deadline.attempt}")
         if rng.random() < self.malformed:
             return Call(raw={"extraction": "simulated malformed answer", "simulated": True}, cost=cost)
         answer = self._damage(gold, random.Random(f"{self.seed}|{document.stem}"))

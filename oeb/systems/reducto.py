@@ -1,4 +1,5 @@
-"""Reducto deep extract: upload, submit an async job, poll it, then look up its server duration."""
+"""Reducto deep extract: upload and submit an async job (the handle is its job id), poll it, then look
+up its server duration."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems._http import Session
+from oeb.systems._http import Session, held
 from oeb.systems._reading import dig, merge_answers, number, reading
-from oeb.systems.base import Adapter, Budget, Call, Cost
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 
 FINISHED = frozenset({"Completed", "Failed", "Error", "Cancelled"})
@@ -22,6 +23,11 @@ class Reducto(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("REDUCTO_API_KEY",)
     workers: ClassVar[int] = 3
     located: ClassVar[tuple[str, ...]] = ("base_url",)
+    price: ClassVar[Price | None] = Price(
+        credits_per_page=4.0,
+        source="https://docs.reducto.ai/reference/credit-usage: deep extract bills by complexity, at most 4 credits "
+        "per page plus 0.1 per field extracted and at least 30 per document (pay-as-you-go $0.015 per credit)",
+    )
 
     deep_extract_model: str = field(default="v2", metadata={"help": "deep-extract model generation"})
     system_prompt: str = field(default="", metadata={"help": "extra system prompt (sent only when not empty)"})
@@ -35,9 +41,12 @@ class Reducto(Adapter):
         if self.poll_interval < 0:
             raise OptionError("option 'poll_interval' of reducto must not be negative")
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def _session(self, deadline: Deadline) -> Session:
         headers = {"Authorization": f"Bearer {self.env('REDUCTO_API_KEY')}"}
-        with Session("reducto", budget, base_url=self.base_url.rstrip("/"), headers=headers) as http:
+        return Session("reducto", deadline, base_url=self.base_url.rstrip("/"), headers=headers)
+
+    def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        with self._session(deadline) as http:
             upload = {"file": (document.name, document.read_bytes(), "application/pdf")}
             uploaded = http.json("POST", "/upload", "the upload", timeout=300, files=upload)
             with reading("the upload answer", status=200, body=uploaded):
@@ -57,8 +66,12 @@ class Reducto(Adapter):
                 },
             }
             submitted = http.json("POST", "/extract_async", "the extraction job", timeout=120, json=request)
-            with reading("the job answer", status=200, body=submitted):
-                job_id = submitted["job_id"]
+        with reading("the job answer", status=200, body=submitted):
+            return {"job_id": str(submitted["job_id"])}
+
+    def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+        job_id = held(handle, "job_id", "reducto")
+        with self._session(deadline) as http:
 
             def fetch() -> Any:
                 return http.json("GET", f"/job/{job_id}", "a poll", timeout=60)

@@ -19,7 +19,7 @@ import importlib
 import importlib.metadata
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from oeb.systems.base import Adapter
 from oeb.systems.errors import OptionError, PluginError, UnknownSystem
@@ -79,9 +79,9 @@ def _import(target: str) -> Any:
 def adapter_class(name: str) -> type[Adapter]:
     """The adapter class of a system name (a name holding `/` is a model id: the LLM adapter)."""
     if "/" in name or name == LLM:
-        return _import(_LLM_CLASS)
+        return cast(type[Adapter], _import(_LLM_CLASS))
     if name in SHIPPED:
-        return _import(SHIPPED[name])
+        return cast(type[Adapter], _import(SHIPPED[name]))
     entry = plugins().get(name)
     if entry is None:
         raise UnknownSystem(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from oeb.systems import errors
-from oeb.systems.base import Adapter, Budget, Call, Cost, RetryPolicy
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price, RetryPolicy
 from oeb.systems.errors import SystemFailed
 
 _FAILURES = {
@@ -43,10 +43,11 @@ class Replay(Adapter):
     description: ClassVar[str] = "OFFLINE REPLAY: answers with saved predictions or a run folder's records (no key)"
     retry: ClassVar[RetryPolicy] = RetryPolicy(retries=0)
     """A replayed failure would only repeat itself."""
+    price: ClassVar[Price | None] = Price(usd_per_document=0.0, source="replay asks no one")
 
     source: str = field(metadata={"help": "a run folder, or a folder of <id>.json predictions"})
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         root = Path(self.source)
         record = root / "records" / f"{document.stem}.json"
         if record.is_file():

@@ -10,7 +10,7 @@ its place in a `properties` map. `$ref` cycles are expanded once along each path
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 JSON = Any
 
@@ -107,7 +107,7 @@ def question_schema(schema: dict[str, Any]) -> dict[str, Any]:
     to matching descriptions, benchmark-only annotations removed)."""
     overlaid = copy.deepcopy(schema)
     _overlay(overlaid, None)
-    return _strip(overlaid)
+    return cast(dict[str, Any], _strip(overlaid))
 
 
 def _first_type(kind: JSON) -> JSON:
@@ -145,7 +145,7 @@ def optional_by_omission(schema: dict[str, Any]) -> dict[str, Any]:
             out["items"] = walk(node["items"])
         return out
 
-    return walk(schema)
+    return cast(dict[str, Any], walk(schema))
 
 
 MAX_DEPTH = 200
@@ -181,7 +181,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
                 return walk(merged, depth, expanding | {ref})
         return {k: walk(v, depth + 1, expanding) for k, v in node.items() if k != "$defs"}
 
-    return walk(schema, 0, frozenset())
+    return cast(dict[str, Any], walk(schema, 0, frozenset()))
 
 
 def _rename_ids(node: JSON) -> JSON:
@@ -240,7 +240,7 @@ def _strict(node: JSON, where: str) -> JSON:
 
 def extend_dialect(schema: dict[str, Any]) -> dict[str, Any]:
     """Extend: `id` renamed `id__` (reserved), `$ref`s inlined, then the strict allowlist dialect."""
-    return _strict(inline_refs(_rename_ids(schema)), "root")
+    return cast(dict[str, Any], _strict(inline_refs(_rename_ids(schema)), "root"))
 
 
 def restore_ids(value: JSON) -> JSON:
@@ -290,7 +290,7 @@ def llama_dialect(schema: dict[str, Any]) -> dict[str, Any]:
             out["items"] = typed(out["items"])
         return out
 
-    return typed(drop_dollars(inline_refs(schema)))
+    return cast(dict[str, Any], typed(drop_dollars(inline_refs(schema))))
 
 
 def azure_field_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from systems.vendors import SCHEMA, VENDORS, Vendor
 
 from oeb.cli import main
 from oeb.run.config import init_tree, to_yaml
-from oeb.systems import Adapter, Budget, Call, Question, ReadCrashed, adapter_class, names, predict
+from oeb.systems import Adapter, Call, Deadline, Question, ReadCrashed, adapter_class, names, predict
 from reliability.conftest import vendor_dataset
 
 NO_RETRY = {"x-should-retry": "false"}  # the OpenAI SDK would otherwise retry on its own
@@ -193,7 +193,7 @@ class CrashingReader(Adapter):
 
     keys: ClassVar[tuple[str, ...]] = ("OEB_TEST_CRASHING_KEY",)
 
-    def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+    def extract(self, document: Path, schema: dict[str, Any], budget: Deadline) -> Call:
         return Call(raw={"echo": self.env("OEB_TEST_CRASHING_KEY")})
 
     def read(self, raw: Any) -> dict[str, Any]:

@@ -31,7 +31,8 @@ def test_there_is_one_config_per_published_row() -> None:
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_a_config_is_complete_and_builds_its_system(name: str) -> None:
     config = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())
-    assert list(config) == ["dataset", "manifest", "scorers", "rows", "timeout", "workers", "system", "ray"]
+    keys = ["dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray"]
+    assert list(config) == keys
     assert config["rows"] == {"sample": 0, "limit": 0, "only": None}
     assert isinstance(config["timeout"], float) and config["scorers"] == {"field_matching": {}}
     system, expected = PUBLISHED[name]

@@ -1,4 +1,4 @@
-"""One document end to end through `predict`: retries inside one budget, costs over attempts, what
+"""One document end to end through `predict`: retries inside one time limit, costs over attempts, what
 is recorded and what stops the run. The adapters here are real (small) adapters, not mocks."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from oeb.systems import (
     Adapter,
-    Budget,
+    Deadline,
     Call,
     Cost,
     DialectError,
@@ -30,7 +30,7 @@ SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
 
 
 def scripted(*steps: Any, key: str | None = None) -> Adapter:
-    """An adapter whose attempts follow `steps`: a `Call`, a failure to raise, or a function of the budget."""
+    """An adapter whose attempts follow `steps`: a `Call`, a failure to raise, or a function of the deadline."""
     queue = list(steps)
 
     @dataclass(frozen=True)
@@ -38,11 +38,11 @@ def scripted(*steps: Any, key: str | None = None) -> Adapter:
         name: ClassVar[str] = "scripted"
         keys: ClassVar[tuple[str, ...]] = (key,) if key else ()
 
-        def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
             step = queue.pop(0)
             if isinstance(step, BaseException):
                 raise step
-            return step(budget) if callable(step) else step
+            return step(deadline) if callable(step) else step
 
     return Scripted()
 
@@ -89,13 +89,13 @@ def test_a_retry_after_beyond_the_budget_gives_up_at_once() -> None:
 
 
 def test_an_answer_after_the_budget_is_a_timeout_that_keeps_the_answer() -> None:
-    def slow(budget: Budget) -> Call:
+    def slow(deadline: Deadline) -> Call:
         time.sleep(0.3)
         return answer()
 
     record = ask(scripted(slow), timeout=0.2)
     assert record["error"]["type"] == "SystemTimeout"
-    assert "past the 0.2-second budget" in record["error"]["message"]
+    assert "past the 0.2-second limit" in record["error"]["message"]
     assert (record["output"], record["raw"]) == (None, {"extraction": {"a": 1}})
 
 
@@ -110,7 +110,7 @@ def test_a_crashing_reader_saves_an_unread_record_and_stops() -> None:
     class Buggy(Adapter):
         name: ClassVar[str] = "buggy"
 
-        def extract(self, document: Path, schema: dict[str, Any], budget: Budget) -> Call:
+        def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
             return Call(raw={"answer": {"a": 1}})
 
         def read(self, raw: Any) -> dict[str, Any]:

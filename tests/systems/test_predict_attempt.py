@@ -1,6 +1,6 @@
 """One document asked one attempt at a time (`predict_attempt`), as the run engine asks it: each
 attempt may run in another process, the back-offs are waited out by the caller, and still there is
-one budget from the first attempt, one attempt count and one summed cost. Every `Asking` crosses a
+one deadline from the first attempt, one attempt count and one summed cost. Every `Asking` crosses a
 pickle here, as it crosses Ray between the actors and the driver."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from oeb.systems import Asking, Budget, Call, Cost, Question, Retry, RetryPolicy, SystemFailed, predict_attempt
+from oeb.systems import Asking, Deadline, Call, Cost, Question, Retry, RetryPolicy, SystemFailed, predict_attempt
 from oeb.systems.base import Adapter
 from systems.conftest import FAST
 from systems.test_predict import SCHEMA, answer, scripted
@@ -54,8 +54,8 @@ def test_costs_and_attempts_are_summed_over_resumed_attempts() -> None:
 def test_the_budget_counts_from_the_first_attempt_across_resumed_attempts() -> None:
     remaining: list[float] = []
 
-    def measured(budget: Budget) -> Call:
-        remaining.append(budget.remaining())
+    def measured(deadline: Deadline) -> Call:
+        remaining.append(deadline.remaining())
         return answer()
 
     adapter = scripted(SystemFailed("HTTP 503", status=503), measured)
@@ -71,7 +71,7 @@ def test_an_attempt_resumed_after_the_budget_is_spent_is_a_timeout_with_no_call(
     fail = SystemFailed("HTTP 502 bad gateway", status=502, body="<html>bad gateway</html>", cost=Cost(usd=0.002))
     adapter = scripted(fail, answer())
     handed = retry(attempt(adapter, timeout=2.0))
-    late = dataclasses.replace(handed.asking, started=time.time() - 2.5)  # the wait outlived the budget
+    late = dataclasses.replace(handed.asking, started=time.time() - 2.5)  # the wait outlived the deadline
     record = attempt(adapter, late, timeout=2.0)
     assert isinstance(record, dict)
     assert record["error"]["type"] == "SystemTimeout"

@@ -22,7 +22,7 @@ class Fake(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("FAKE_KEY",)
     mode: str = field(default="echo", metadata={"help": "what to do"})
 
-    def extract(self, document, schema, budget):
+    def extract(self, document, schema, deadline):
         return Call(raw={"extraction": {"mode": self.mode}})
 
 

@@ -3,14 +3,15 @@ scenarios for all, so a behaviour that differs between vendors shows up as one f
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
-from oeb.systems import AccountFailure, ConnectionRefused
-from systems.conftest import KEY, Ask
+from oeb.systems import AccountFailure, ConnectionRefused, question_schema
+from systems.conftest import KEY, PDF, Ask
 from systems.fake_vendor import FakeVendor, Reply, Request, closed_url
-from systems.vendors import ANSWER, Vendor
+from systems.vendors import ANSWER, SCHEMA, Vendor
 
 NO_RETRY = {"x-should-retry": "false"}  # the OpenAI SDK would otherwise retry on its own
 
@@ -22,9 +23,17 @@ def test_answer_is_recorded_with_output_cost_and_one_attempt(vendor: Vendor, fak
     assert record["cost"]["attempts"] == 1
     assert {k: record["cost"][k] for k in vendor.cost} == vendor.cost
     assert list(record) == [
-        "system", "options", "package", "output", "raw", "sent", "error", "cost", "job_id", "timeout_s", "captured_at"
+        "system", "options", "package", "question", "output", "raw", "sent", "error", "cost", "job_id", "timeout_s",
+        "captured_at",
     ]  # fmt: skip
     assert record["package"].startswith("oeb ")
+    assert record["question"] == {
+        "pdf_sha256": hashlib.sha256(PDF).hexdigest(),
+        "schema_sha256": hashlib.sha256(
+            json.dumps(question_schema(SCHEMA), sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest(),
+        "adapter": record["package"],
+    }
 
 
 def test_polls_until_the_job_is_done(vendor: Vendor, fake: FakeVendor, ask: Ask) -> None:
