@@ -4,9 +4,11 @@ It exists so that a whole run (plan, predict, retries, grading, reports) works w
 no network, and so that the engine and the scorer can be tested against known error rates. It is
 not a benchmark entry: its answers are the gold, damaged on purpose.
 
-The gold of a document is `<gold>/<document stem>.json`; with no `gold` option it is looked up in
-the dataset layout, `<document folder>/../gold/<stem>.json` (the harness never hands gold to a
-system). Every random choice comes from `seed` and the document's name (faults also from the
+It declares `uses_gold`, so a run hands it each document's gold as read through the dataset (the
+storage layer grading uses), wherever the dataset lives: a folder, `s3://`, `hf://`. The `gold`
+option (a folder of `<document stem>.json`) overrides that; with neither (`oeb predict` on one
+file), the gold is looked up in the dataset layout, `<document folder>/../gold/<stem>.json`. No
+vendor is ever handed the gold. Every random choice comes from `seed` and the document's name (faults also from the
 attempt number), so a run is reproducible and a retried fault can clear.
 """
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oeb.systems.base import Adapter, Call, Cost, Deadline
+from oeb.systems.base import Adapter, Call, Cost, Deadline, Price, Question
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout
 
 
@@ -48,8 +50,11 @@ def _invent(model: Any, rng: random.Random) -> Any:
 class Mock(Adapter):
     name: ClassVar[str] = "mock"
     description: ClassVar[str] = "OFFLINE SIMULATION: answers from the gold with seeded mistakes and faults (no key)"
+    uses_gold: ClassVar[bool] = True
 
-    gold: str = field(default="", metadata={"help": "folder of <document stem>.json gold files; '' = ../gold"})
+    gold: str = field(
+        default="", metadata={"help": "folder of <document stem>.json gold files; '' = the dataset's gold"}
+    )
     seed: int = field(default=0, metadata={"help": "makes every simulated choice reproducible"})
     misread: float = _rate("chance that a gold value comes back wrong")
     unfound: float = _rate("chance that a gold value comes back null")
@@ -74,6 +79,10 @@ class Mock(Adapter):
                 raise OptionError(f"option {option.name!r} of mock is a probability, not {value!r}")
         if min(self.latency, self.retry_after, self.usd) < 0:
             raise OptionError("mock's latency, retry_after and usd must not be negative")
+
+    def published_price(self) -> Price | None:
+        """What the simulation charges: its `usd` option per document."""
+        return Price(usd_per_document=self.usd, source="mock's usd option")
 
     def _gold(self, document: Path) -> Any:
         folder = Path(self.gold) if self.gold else document.parent.parent / "gold"
@@ -132,11 +141,27 @@ class Mock(Adapter):
             return _misread(value, rng)
         return value
 
+    def call(self, question: Question, deadline: Deadline) -> Call:
+        """Answer from the gold the run handed over (`Question.gold`), unless the `gold` option names
+        a folder or none was handed (then `extract` reads it from a file)."""
+        if question.gold is None or self.gold:
+            return super().call(question, deadline)
+        answer = self._answer(question.document, question.gold, deadline)
+        answer.sent = question.schema
+        return answer
+
     def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
+        self._log(document)
+        return self._answer(document, self._gold(document), deadline, logged=True)
+
+    def _log(self, document: Path) -> None:
         if self.calls_log:
             with open(self.calls_log, "a", encoding="utf-8") as calls:
                 calls.write(f"{document.stem}\t{time.time()}\n")
-        gold = self._gold(document)
+
+    def _answer(self, document: Path, gold: Any, deadline: Deadline, *, logged: bool = False) -> Call:
+        if not logged:
+            self._log(document)
         self._fault(document, deadline)
         if self.latency > deadline.remaining():
             deadline.sleep(deadline.remaining())

@@ -7,6 +7,11 @@ and a schema that is not that document's (400), keeps each job "still working" f
 answers the document's gold as the vendor would. Prices vary by document so a mixed-up record shows.
 It counts the documents in its hands at once (submitted, not yet answered), so the concurrency a run
 allows is also seen from the vendor's side.
+
+The job vendors also play the job protocol's hard cases, for the crash tests: they count the jobs
+created per document (`created`: what a run paid for), can take `job_seconds` per job instead of
+one poll, can forget jobs (`forget`: their polls then answer 404) and can answer the next submits
+429 with a Retry-After (`throttle`).
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ class Document:
 class Refused(Exception):
     """A request the vendor turns down, answered with `status` and the message as its error."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers or {}
 
 
 class GoldVendor:
@@ -71,6 +77,14 @@ class GoldVendor:
         """Each document's request body, by doc_id, where the record repeats some of it."""
         self.job_of: dict[str, str] = {}
         self.answered: Counter[str] = Counter()
+        self.created: Counter[str] = Counter()
+        """Jobs created per doc_id: what a run paid for."""
+        self.job_seconds: float | None = None
+        """Seconds a job takes from its creation; None: done at its second poll."""
+        self.throttled = 0
+        self.retry_after = 0.0
+        self.started: dict[str, float] = {}
+        self.finished: set[str] = set()
         self.busy = self.peak = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -88,7 +102,7 @@ class GoldVendor:
                     raise Refused(401, "invalid API key")
                 return handler(request)
             except Refused as refused:
-                return Reply(refused.status, {"error": {"message": str(refused)}}, NO_RETRY)
+                return Reply(refused.status, {"error": {"message": str(refused)}}, NO_RETRY | refused.headers)
 
         (self.fake.on_prefix if prefix else self.fake.on)(method, path, guarded)
 
@@ -117,28 +131,57 @@ class GoldVendor:
         return document
 
     def start(self, document: Document) -> str:
-        """A job for `document`; it stays in the vendor's hands until its answer is served."""
+        """A job for `document`; it stays in the vendor's hands until its answer is served. A throttled
+        submit creates nothing and answers 429 with its Retry-After."""
+        with self._lock:
+            if self.throttled:
+                self.throttled -= 1
+                raise Refused(429, "too many requests", {"Retry-After": f"{self.retry_after:g}"})
         job = self.new_id("job")
         with self._lock:
             self.jobs[job] = document
             self.job_of[document.doc_id] = job
+            self.created[document.doc_id] += 1
+            self.started[job] = time.monotonic()
             self.busy += 1
             self.peak = max(self.peak, self.busy)
         return job
 
     def poll(self, job: str) -> Document | None:
-        """The job's document once it is done (the second poll on), None while it is still working."""
+        """The job's document once it is done (after `job_seconds`, else from the second poll on), None
+        while it is still working; 404 for a job it does not know or has forgotten."""
         with self._lock:
             document = self.jobs.get(job)
             if document is None:
                 raise Refused(404, f"no job {job}")
             self.polls[job] += 1
-            if self.polls[job] < 2:
+            if self.job_seconds is None:
+                done = self.polls[job] >= 2
+            else:
+                done = time.monotonic() - self.started[job] >= self.job_seconds
+            if not done:
                 return None
-            if self.polls[job] == 2:
+            if job not in self.finished:
+                self.finished.add(job)
                 self.busy -= 1
                 self.answered[document.doc_id] += 1
             return document
+
+    def forget(self, doc_id: str | None = None) -> list[str]:
+        """Forget the jobs of `doc_id` (all jobs when None), as a vendor that expired them: their
+        polls answer 404 from now on. Returns the jobs forgotten."""
+        with self._lock:
+            gone = [job for job, document in self.jobs.items() if doc_id in (None, document.doc_id)]
+            for job in gone:
+                del self.jobs[job]
+                if job not in self.finished:
+                    self.busy -= 1
+            return gone
+
+    def throttle(self, submits: int, retry_after: float) -> None:
+        """Answer the next `submits` submits 429 with `Retry-After: retry_after`."""
+        with self._lock:
+            self.throttled, self.retry_after = submits, retry_after
 
     def work(self, document: Document) -> None:
         """A request that is the whole job (no polling): `document` is in hand for `LATENCY` seconds."""

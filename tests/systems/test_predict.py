@@ -12,9 +12,9 @@ import pytest
 
 from oeb.systems import (
     Adapter,
-    Deadline,
     Call,
     Cost,
+    Deadline,
     DialectError,
     MissingKey,
     Question,

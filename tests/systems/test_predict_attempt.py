@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from oeb.systems import Asking, Deadline, Call, Cost, Question, Retry, RetryPolicy, SystemFailed, predict_attempt
+from oeb.systems import Asking, Call, Cost, Deadline, Question, Retry, RetryPolicy, SystemFailed, predict_attempt
 from oeb.systems.base import Adapter
 from systems.conftest import FAST
 from systems.test_predict import SCHEMA, answer, scripted

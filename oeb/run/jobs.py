@@ -1,0 +1,65 @@
+"""Job handles in a run folder: `jobs/<id>.json`, one per document a job vendor is working on.
+
+A job vendor (`type(adapter).submits`) is paid when the job is submitted, long before its answer
+comes back. The driver writes the document's asking (`oeb.systems.Asking.to_json`, which holds the
+job's handle and when the document was first asked) here before the first poll and removes it once
+the record is saved, so whatever stops the run in between (kill -9, Ctrl-C, a lost node) leaves the
+job named in the folder, and `oeb resume` collects it instead of paying for it again
+(docs/crash-costs.md). Every write is atomic, on disk or on `s3://` (`oeb.storage`); `pending`
+lists the folder once.
+"""
+
+from __future__ import annotations
+
+import json
+
+from oeb import _json, storage
+from oeb.errors import OebError
+from oeb.systems import Asking
+
+FOLDER = "jobs"
+SUFFIX = ".json"
+
+
+def _url(folder_url: str, doc_id: str) -> str:
+    return storage.join(folder_url, FOLDER, f"{doc_id}{SUFFIX}")
+
+
+def write(folder_url: str, doc_id: str, asking_json: dict[str, object]) -> None:
+    """Write down the document's submitted job (atomically: a reader sees the old file or the new)."""
+    storage.write_json(_url(folder_url, doc_id), asking_json)
+
+
+def remove(folder_url: str, doc_id: str) -> None:
+    """Forget the document's job once its record is saved (no file is not an error)."""
+    storage.remove(_url(folder_url, doc_id))
+
+
+def pending(folder_url: str) -> dict[str, dict[str, object] | str]:
+    """Every job still written down: doc_id -> the saved asking (JSON), or, for a file that cannot
+    be read or is not an asking, the reason (the engine then asks that document again and records
+    it as resubmitted). One listing of the folder, then the files read concurrently."""
+    root = storage.join(folder_url, FOLDER)
+    names = [
+        name
+        for name in storage.list_files(root)
+        if name.endswith(SUFFIX) and "/" not in name and not name.startswith(".")
+    ]
+    found: dict[str, dict[str, object] | str] = {}
+    for name, content in storage.read_many(root, names).items():
+        doc_id = name.removesuffix(SUFFIX)
+        if isinstance(content, OebError):
+            found[doc_id] = str(content)
+            continue
+        try:
+            value = _json.loads(content.decode("utf-8-sig"))
+            Asking.from_json(value)
+        except UnicodeDecodeError as error:
+            found[doc_id] = f"{FOLDER}/{name} is not UTF-8 ({error})"
+        except json.JSONDecodeError as error:
+            found[doc_id] = f"{FOLDER}/{name} is not JSON ({error})"
+        except OebError as error:
+            found[doc_id] = f"{FOLDER}/{name}: {error}"
+        else:
+            found[doc_id] = value
+    return found

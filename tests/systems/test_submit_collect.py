@@ -1,0 +1,193 @@
+"""A job vendor's document in two halves, as the run engine asks it: `predict_attempt` submits and
+hands back the job's handle, the handle crosses JSON (a run folder's jobs/<id>.json) and maybe a
+crash, and a later `predict_attempt` collects it without paying again. A job the vendor forgot, or a
+handle that cannot be read, is submitted again once and the record says so. Real adapters against
+the fake vendors on 127.0.0.1."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oeb.errors import OebError
+from oeb.systems import (
+    Adapter,
+    Asking,
+    Price,
+    Question,
+    Retry,
+    Submitted,
+    adapter_class,
+    get,
+    names,
+    predict_attempt,
+    question_schema,
+)
+from systems.conftest import FAST, KEY
+from systems.fake_vendor import FakeVendor, Reply
+from systems.vendors import ANSWER, SCHEMA, VENDORS, Vendor
+
+JOBS = [v for v in VENDORS if v.polls]
+SYNCHRONOUS = [v for v in VENDORS if not v.polls]
+
+
+@pytest.fixture(params=JOBS, ids=str)
+def job_vendor(request: pytest.FixtureRequest, fake: FakeVendor, monkeypatch: pytest.MonkeyPatch) -> Vendor:
+    case: Vendor = request.param
+    case.install(fake)
+    monkeypatch.setenv(case.key, KEY)
+    return case
+
+
+def adapter(vendor: Vendor, fake: FakeVendor) -> Adapter:
+    return get(vendor.system, vendor.options(fake.url))
+
+
+def step(system: Adapter, pdf: Path, asking: Asking | None = None, timeout: float = 5.0) -> Any:
+    """One step, its asking carried through JSON as through a jobs file."""
+    if asking is not None:
+        asking = Asking.from_json(json.loads(json.dumps(asking.to_json())))
+    question = Question(pdf, question_schema(SCHEMA))
+    return predict_attempt(system, question, timeout=timeout, policy=FAST, asking=asking)
+
+
+def submitted(outcome: Any) -> Submitted:
+    assert isinstance(outcome, Submitted), outcome
+    return outcome
+
+
+def test_job_vendors_declare_they_submit_and_the_others_do_not() -> None:
+    submitting = {name for name in names() if adapter_class(name).submits}
+    assert submitting == {"datalab", "reducto", "extend", "llamaextract", "azure-cu"}
+    assert not adapter_class("openai/gpt-5.6-sol").submits
+
+
+def test_a_job_vendor_submits_once_then_collects_from_the_handle_alone(
+    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf))
+    assert first.asking.handle == first.handle and json.loads(json.dumps(first.handle)) == first.handle
+    assert len(fake.sent(*job_vendor.submit)) == 1
+    assert not fake.sent(*job_vendor.finish)  # nothing polled before the handle could be written down
+    assert KEY not in json.dumps(first.asking.to_json())
+    record = step(adapter(job_vendor, fake), pdf, first.asking)  # a fresh adapter: another process
+    assert isinstance(record, dict), record
+    assert (record["output"], record["error"], record["cost"]["attempts"]) == (ANSWER, None, 1)
+    assert "resubmitted" not in record
+    assert len(fake.sent(*job_vendor.submit)) == 1  # collected, not bought again
+
+
+def test_a_job_the_vendor_forgot_is_submitted_again_once_and_the_record_says_so(
+    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf))
+    fake.first(*job_vendor.finish, Reply(404, {"error": "no such job"}))
+    again = submitted(step(adapter(job_vendor, fake), pdf, first.asking))
+    assert again.asking.resubmitted == "the vendor no longer knows the job (HTTP 404)"
+    assert len(fake.sent(*job_vendor.submit)) == 2
+    record = step(adapter(job_vendor, fake), pdf, again.asking)
+    assert (record["output"], record["resubmitted"]) == (ANSWER, "the vendor no longer knows the job (HTTP 404)")
+
+
+def test_a_job_lost_twice_is_recorded_not_bought_a_third_time(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf))
+    fake.on(*job_vendor.finish, Reply(410, {"error": "expired"}))
+    again = submitted(step(adapter(job_vendor, fake), pdf, first.asking))
+    record = step(adapter(job_vendor, fake), pdf, again.asking)
+    assert isinstance(record, dict)
+    assert (record["error"]["status"], record["resubmitted"]) == (410, "the vendor no longer knows the job (HTTP 410)")
+    assert len(fake.sent(*job_vendor.submit)) == 2
+
+
+def test_a_handle_that_cannot_be_used_is_submitted_again(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf))
+    broken = dataclasses.replace(first.asking, handle={"unexpected": 1})
+    again = submitted(step(adapter(job_vendor, fake), pdf, broken))
+    assert again.asking.resubmitted is not None and "job handle holds no" in again.asking.resubmitted
+    record = step(adapter(job_vendor, fake), pdf, again.asking)
+    assert record["output"] == ANSWER and "job handle holds no" in record["resubmitted"]
+
+
+def test_an_unreadable_jobs_file_asks_again_recorded_as_resubmitted(
+    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+) -> None:
+    fresh = submitted(step(adapter(job_vendor, fake), pdf, Asking.unreadable("jobs/doc.json is not JSON")))
+    record = step(adapter(job_vendor, fake), pdf, fresh.asking)
+    assert record["output"] == ANSWER
+    assert record["resubmitted"] == "the saved job handle could not be read: jobs/doc.json is not JSON"
+
+
+def test_the_time_limit_counts_from_the_original_submit(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf, timeout=5.0))
+    late = dataclasses.replace(first.asking, started=time.time() - 6.0)  # a crash and a resume took 6 s
+    record = step(adapter(job_vendor, fake), pdf, late, timeout=5.0)
+    assert isinstance(record, dict) and record["error"]["type"] == "SystemTimeout"
+    assert not fake.sent(*job_vendor.finish) and len(fake.sent(*job_vendor.submit)) == 1
+
+
+def test_a_failed_submit_comes_back_as_a_retry_with_its_status_and_retry_after(
+    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+) -> None:
+    fake.first(*job_vendor.submit, Reply(429, {"error": "slow down"}, {"Retry-After": "0.5"}))
+    retry = step(adapter(job_vendor, fake), pdf)
+    assert isinstance(retry, Retry)
+    assert (retry.status, retry.retry_after, retry.wait, retry.asking.handle) == (429, 0.5, 0.5, None)
+    assert isinstance(step(adapter(job_vendor, fake), pdf, retry.asking), Submitted)
+
+
+def test_polls_that_keep_failing_hand_back_a_retry_that_keeps_the_handle(
+    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+) -> None:
+    first = submitted(step(adapter(job_vendor, fake), pdf))
+    fake.first(*job_vendor.finish, *[Reply(503, "unavailable")] * FAST.poll_failures)
+    retry = step(adapter(job_vendor, fake), pdf, first.asking)
+    assert isinstance(retry, Retry) and retry.status == 503
+    assert retry.asking.handle == first.handle  # the job may still run: collect it again, do not buy another
+    record = step(adapter(job_vendor, fake), pdf, retry.asking)
+    assert record["output"] == ANSWER and record["cost"]["attempts"] == 2
+    assert len(fake.sent(*job_vendor.submit)) == 1
+
+
+@pytest.mark.parametrize("case", SYNCHRONOUS, ids=str)
+def test_a_synchronous_vendor_answers_in_one_step(
+    case: Vendor, fake: FakeVendor, pdf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case.install(fake)
+    monkeypatch.setenv(case.key, KEY)
+    record = step(get(case.system, case.options(fake.url)), pdf)
+    assert isinstance(record, dict) and record["output"] == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("saved", "why"),
+    [
+        ([], "a JSON object"),
+        ({"attempts": 1}, "'started'"),
+        ({"started": "yesterday"}, "not a time"),
+        ({"started": 1.0, "attempts": -1}, "not a count"),
+        ({"started": 1.0, "handle": "j1"}, "handle is str"),
+        ({"started": 1.0, "failure": {"message": "x"}}, "'type'"),
+    ],
+)
+def test_a_saved_asking_that_is_not_one_is_refused_in_one_line(saved: Any, why: str) -> None:
+    with pytest.raises(OebError, match=why) as refused:
+        Asking.from_json(saved)
+    assert "\n" not in str(refused.value)
+
+
+def test_an_asking_survives_json_whole() -> None:
+    handed = Asking(started=12.5, attempts=2, handle={"job_id": "j1"}, resubmitted="lost")
+    assert Asking.from_json(json.loads(json.dumps(handed.to_json()))) == handed
+
+
+def test_every_system_states_a_price_or_none_with_its_source() -> None:
+    for name in [*names(), "openai/gpt-5.6-sol"]:
+        price = adapter_class(name).price
+        assert price is None or (isinstance(price, Price) and price.source)
+    assert get("datalab", {"mode": "accurate"}).published_price() != get("datalab").published_price()
+    assert get("mock", {"usd": 0.02}).published_price() == Price(usd_per_document=0.02, source="mock's usd option")
