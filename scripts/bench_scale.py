@@ -1,0 +1,416 @@
+"""The scale benchmark (`make bench-scale`): ten systems over 620 documents side by side in one run.
+
+Ten job-protocol fakes on 127.0.0.1 (`scripts/job_fakes.py`, each a process of its own; five vendor
+protocols, each twice with other options) answer a synthetic dataset of small PDFs; ONE `oeb run
+--config ... x10` asks all ten systems through oeb's real adapters and grades as the answers arrive.
+It reports the wall time against the bound (the slowest system's max(N / rate, N x latency / in
+flight)), Ray start-up apart, the driver's CPU and peak RSS, the Ray object store's peak, requests per
+second and CPU seconds of each fake, jobs bought per document (must be exactly 1), and the time from the
+last answer to grading done, against the targets of docs/performance/scale.md. `--nodes 2` runs it on a
+local two-node Ray started with `ray start` (head and worker on 127.0.0.2); `--profile` records the
+driver with py-spy and prints where its CPU went.
+
+Usage: uv run python scripts/bench_scale.py [--documents 620] [--systems 10] [--latency 2] [--spread 0.5]
+           [--in-flight 8] [--rate 20] [--poll 0.5] [--nodes 1|2] [--profile] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import importlib
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from job_fakes import SCHEMA, gold, pdf
+
+from oeb.run.config import init_tree, to_yaml
+
+HERE = Path(__file__).resolve().parent
+pa: Any = importlib.import_module("pyarrow")  # no type stubs
+pq: Any = importlib.import_module("pyarrow.parquet")
+KEYS = {
+    "datalab": "DATALAB_API_KEY",
+    "reducto": "REDUCTO_API_KEY",
+    "extend": "EXTEND_API_KEY",
+    "llamaextract": "LLAMA_CLOUD_API_KEY",
+    "azure-cu": "AZURE_CU_KEY",
+}
+SYSTEMS: list[tuple[str, str, dict[str, Any]]] = [
+    ("datalab-balanced", "datalab", {"mode": "balanced"}),
+    ("datalab-accurate", "datalab", {"mode": "accurate"}),
+    ("reducto-max", "reducto", {"agentic_table_mode": "max"}),
+    ("reducto-default", "reducto", {"agentic_table_mode": "default"}),
+    ("extend-max-context", "extend", {"array_strategy": "large_array_max_context"}),
+    ("extend-heuristics", "extend", {"array_strategy": "large_array_heuristics"}),
+    ("llamaextract-agentic-plus", "llamaextract", {"tier": "agentic_plus"}),
+    ("llamaextract-agentic", "llamaextract", {"tier": "agentic"}),
+    ("azure-cu-mini", "azure-cu", {"completion_model": "gpt-4.1-mini"}),
+    ("azure-cu", "azure-cu", {"completion_model": "gpt-4.1"}),
+]
+"""Ten systems: five vendor protocols, each with two option settings (a fake of its own each)."""
+HEAD = "127.0.0.2"
+HEAD_PORT = 6391
+TARGET_WALL = 1.2
+TARGET_RSS_MB = 1024
+TARGET_GRADING_S = 5.0
+
+
+# the driver's side: `bench_scale.py --as-driver STATS -- <oeb arguments>` -------------------------
+
+
+def as_driver(stats: Path, argv: list[str]) -> int:
+    """Run `oeb argv` in this process, sampling the Ray object store every second, and write this
+    process's CPU seconds, peak RSS and the store's peak to `stats` at exit."""
+    peak = {"object_store_bytes": 0}
+
+    def sample() -> None:
+        while True:
+            time.sleep(1.0)
+            ray = sys.modules.get("ray")
+            if ray is None or not ray.is_initialized():
+                continue
+            try:
+                internal: Any = importlib.import_module("ray._private.internal_api")  # untyped
+                state = internal.get_state_from_address(ray.get_runtime_context().gcs_address)
+                used = internal.get_memory_info_reply(state).store_stats.object_store_bytes_used
+                peak["object_store_bytes"] = max(peak["object_store_bytes"], int(used))
+            except Exception:  # the session may be closing: a lost sample is not worth a failure
+                continue
+
+    def write() -> None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        figures = {"cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024} | peak
+        stats.write_text(json.dumps(figures))
+
+    threading.Thread(target=sample, daemon=True).start()
+    atexit.register(write)
+    from oeb.cli import main as oeb
+
+    return oeb(argv)
+
+
+# the benchmark's side -----------------------------------------------------------------------------
+
+
+def make_dataset(folder: Path, count: int) -> Path:
+    """`count` small PDFs (1 to 30 KB), their gold and one schema, with a manifest."""
+    (folder / "pdfs").mkdir(parents=True)
+    (folder / "gold").mkdir()
+    ids = [f"doc_{n:05d}" for n in range(count)]
+    for n, doc_id in enumerate(ids):
+        (folder / "pdfs" / f"{doc_id}.pdf").write_bytes(pdf(doc_id, padding=1000 * (1 + n % 30)))
+        (folder / "gold" / f"{doc_id}.json").write_text(json.dumps(gold(doc_id)))
+    columns = {
+        "doc_id": ids,
+        "doc_path": [f"pdfs/{doc_id}.pdf" for doc_id in ids],
+        "gt_path": [f"gold/{doc_id}.json" for doc_id in ids],
+        "schema": [json.dumps(SCHEMA)] * count,
+    }
+    pq.write_table(pa.table(columns), folder / "manifest.parquet")
+    return folder
+
+
+@dataclass
+class Fake:
+    label: str
+    protocol: str
+    process: subprocess.Popen[str]
+    url: str
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{self.url}/_stats", timeout=30) as reply:
+            found: dict[str, Any] = json.load(reply)
+            return found
+
+
+def start_fakes(args: argparse.Namespace) -> list[Fake]:
+    fakes = []
+    for seed, (label, protocol, _) in enumerate(SYSTEMS[: args.systems]):
+        command = [sys.executable, str(HERE / "job_fakes.py"), "--protocol", protocol, "--seed", str(seed)]
+        command += ["--latency", str(args.latency), "--spread", str(args.spread)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        fakes.append(Fake(label, protocol, process, process.stdout.readline().strip()))
+    return fakes
+
+
+def write_configs(args: argparse.Namespace, dataset: Path, fakes: list[Fake], folder: Path) -> list[Path]:
+    """One config per system, pointed at its fake, each with its own pace and in-flight cap."""
+    folder.mkdir()
+    paths = []
+    for (label, system, options), fake in zip(SYSTEMS, fakes, strict=False):
+        tree = init_tree(system, str(dataset))
+        located = {"endpoint": fake.url} if system == "azure-cu" else {"base_url": fake.url}
+        tree["system"][system] |= options | located | {"poll_interval": args.poll}
+        tree["workers"] = args.in_flight
+        tree["timeout"] = 600.0
+        rate = {"requests_per_second": args.rate, "max_in_flight": args.in_flight}
+        tree["ray"] = {"address": None, "actors": args.actors, "rate_limit": rate}
+        path = folder / f"{label}.yaml"
+        path.write_text(to_yaml(tree))
+        paths.append(path)
+    return paths
+
+
+class TwoNodes:
+    """A local two-node Ray started with `ray start` on 127.0.0.2 (a head and a worker of one CPU
+    each); every process it starts carries a tag, so stopping it leaves none behind."""
+
+    def __init__(self, work: Path) -> None:
+        self.tag = uuid.uuid4().hex
+        self.temp = Path(tempfile.mkdtemp(prefix="oebscale"))  # short: Ray's unix sockets live under it
+        self.work = work
+        self.nodes: list[subprocess.Popen[bytes]] = []
+        self.address = f"{HEAD}:{HEAD_PORT}"
+
+    def _start(self, name: str, arguments: list[str]) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+        env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "OEB_SCALE_TAG": self.tag}
+        env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] = "0"
+        log = self.work / f"{name}.log"
+        ray = str(Path(sys.executable).with_name("ray"))
+        with log.open("wb") as out:
+            command = [ray, "start", "--block", f"--node-ip-address={HEAD}", *arguments]
+            self.nodes.append(subprocess.Popen(command, stdout=out, stderr=out, env=env, start_new_session=True))
+        deadline = time.monotonic() + 180
+        while "Ray runtime started" not in log.read_text(errors="replace"):
+            if self.nodes[-1].poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"bench_scale: the Ray {name} did not start; see {log}")
+            time.sleep(0.2)
+
+    def __enter__(self) -> TwoNodes:
+        self._start(
+            "head",
+            ["--head", f"--port={HEAD_PORT}", "--num-cpus=1", f"--temp-dir={self.temp}", "--include-dashboard=false"],
+        )
+        self._start("worker", [f"--address={self.address}", "--num-cpus=1"])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for node in reversed(self.nodes):
+            with _quiet():
+                os.killpg(node.pid, signal.SIGTERM)
+            try:
+                node.wait(30)
+            except subprocess.TimeoutExpired:
+                with _quiet():
+                    os.killpg(node.pid, signal.SIGKILL)
+        for pid in _tagged(f"OEB_SCALE_TAG={self.tag}"):
+            with _quiet():
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+
+class _quiet:
+    """Ignore a process already gone."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, *rest: object) -> bool:
+        return kind is ProcessLookupError
+
+
+def _tagged(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if tag.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def run_driver(
+    args: argparse.Namespace, configs: list[Path], out: Path, work: Path, address: str | None
+) -> dict[str, Any]:
+    """One `oeb run` of every config in a process of its own (its plain output to driver.log)."""
+    stats = work / "driver.json"
+    command = [sys.executable, __file__, "--as-driver", str(stats), "--", "run"]
+    for config in configs:
+        command += ["--config", str(config)]
+    if address:
+        command += ["--set", f"ray.address={address}"]
+    command += ["--out", str(out), "-y", "--no-details"]
+    if args.profile:
+        spy = str(Path(sys.executable).with_name("py-spy"))
+        command = [spy, "record", "--rate", "50", "--format", "raw", "-o", str(work / "driver.folded"), "--", *command]
+    env = os.environ | {key: "bench-fake" for key in KEYS.values()}
+    if address:
+        env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
+    else:
+        env.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    began = time.monotonic()
+    with (work / "driver.log").open("w") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
+    ended = time.monotonic()
+    figures: dict[str, Any] = json.loads(stats.read_text()) if stats.exists() else {}
+    return figures | {"exit": code, "began": began, "ended": ended}
+
+
+def folder_times(out: Path) -> dict[str, dict[str, float]]:
+    """Per run folder: when its last answer was saved and when its grading was done (wall clock)."""
+    found = {}
+    for folder in sorted(path for path in out.iterdir() if path.is_dir()):
+        saved = [entry.stat().st_mtime for entry in (folder / "predictions").glob("*.json")]
+        summary = folder / "field_matching" / "summary.json"
+        found[folder.name] = {
+            "answers": len(saved),
+            "last_answer": max(saved, default=float("nan")),
+            "graded": summary.stat().st_mtime if summary.exists() else float("nan"),
+        }
+    return found
+
+
+def hot_spots(folded: Path, top: int = 15) -> list[str]:
+    """The functions where the driver spent most samples (own time), from py-spy's raw output."""
+    own: Counter[str] = Counter()
+    total = 0
+    for line in folded.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack:
+            continue
+        total += int(count)
+        own[re.sub(r" \(.*?\)$", "", stack.rsplit(";", 1)[-1])] += int(count)
+    return [f"{100 * n / total:5.1f}%  {frame}" for frame, n in own.most_common(top)]
+
+
+def report(args: argparse.Namespace, fakes: list[Fake], driver: dict[str, Any], out: Path, work: Path) -> bool:
+    """Print the figures and the targets; whether every target was met."""
+    stats = {fake.label: fake.stats() for fake in fakes}
+    first = min(s["first"] for s in stats.values() if s["first"] is not None)
+    # the fakes' monotonic clock is the system's, as the benchmark's own
+    startup = first - driver["began"]
+    times = folder_times(out)
+    last_answer = max((t["last_answer"] for t in times.values()), default=float("nan"))
+    graded = max((t["graded"] for t in times.values()), default=float("nan"))
+    wall_clock_now, monotonic_now = time.time(), time.monotonic()
+
+    def monotonic(stamp: float) -> float:
+        return stamp - wall_clock_now + monotonic_now
+
+    asking = monotonic(graded) - first
+    bound = max(args.documents / args.rate, args.documents * args.latency / args.in_flight)
+    tail = graded - last_answer
+    wall = driver["ended"] - driver["began"]
+    jobs = Counter[str]()
+    for s in stats.values():
+        jobs.update(s["jobs_per_document"])
+    once = set(jobs) == {"1"} and jobs["1"] == args.documents * len(fakes)
+    rss = driver.get("peak_rss_mb", float("nan"))
+    ok = (
+        driver["exit"] == 0
+        and asking <= TARGET_WALL * bound
+        and once
+        and rss < TARGET_RSS_MB
+        and tail <= TARGET_GRADING_S
+    )
+    print(
+        f"bench-scale: {len(fakes)} systems x {args.documents} documents, jobs of {args.latency:g} s on average "
+        f"(log-normal sigma {args.spread:g}), {args.in_flight} in flight and {args.rate:g} starts/s per system, "
+        f"polls every {args.poll:g} s, {args.nodes} node{'s' if args.nodes > 1 else ''}; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    print(
+        f"  oeb run exit {driver['exit']}; run folders with answers: {sum(1 for t in times.values() if t['answers'])}"
+    )
+    rows = [
+        ("wall, oeb run start to exit", f"{wall:.1f} s", ""),
+        ("  Ray start-up (start to the first request)", f"{startup:.1f} s", ""),
+        (
+            "  first request to grading done",
+            f"{asking:.1f} s",
+            f"<= {TARGET_WALL} x bound = {TARGET_WALL * bound:.0f} s",
+        ),
+        ("  bound: max(N / rate, N x latency / in flight)", f"{bound:.1f} s", f"ratio {asking / bound:.2f}"),
+        ("  last answer to grading done", f"{tail:.1f} s", f"<= {TARGET_GRADING_S:g} s"),
+        ("driver CPU", f"{driver.get('cpu_s', float('nan')):.1f} s", ""),
+        ("driver peak RSS", f"{rss:.0f} MB", f"< {TARGET_RSS_MB} MB"),
+        ("Ray object store peak (sampled each second)", f"{driver.get('object_store_bytes', 0) / 2**20:.1f} MiB", ""),
+        ("jobs bought per document", ", ".join(f"{k}: {v}" for k, v in sorted(jobs.items())), "exactly 1"),
+    ]
+    for name, value, target in rows:
+        print(f"  {name:<48} {value:>14}  {target}")
+    print(f"  {'fake':<26} {'protocol':<13} {'requests':>9} {'req/s':>7} {'CPU s':>7} {'jobs':>6}  routes")
+    for label, s in stats.items():
+        span = (s["last"] - s["first"]) if s["first"] is not None else 0.0
+        rate = s["requests"] / span if span else 0.0
+        routes = ", ".join(f"{k} {v}" for k, v in sorted(s["routes"].items()))
+        print(
+            f"  {label:<26} {s['protocol']:<13} {s['requests']:>9} {rate:>7.1f} {s['cpu_seconds']:>7.1f} "
+            f"{s['jobs']:>6}  {routes}"
+        )
+    if args.profile and (work / "driver.folded").exists():
+        print("  where the driver's CPU went (own time, py-spy):")
+        for line in hot_spots(work / "driver.folded"):
+            print(f"    {line}")
+    if driver["exit"] != 0:
+        print("  the end of the driver's log:")
+        for line in (work / "driver.log").read_text(errors="replace").splitlines()[-15:]:
+            print(f"    {line}")
+    print(f"  targets {'met' if ok else 'NOT met'}")
+    return ok
+
+
+def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--as-driver":
+        return as_driver(Path(sys.argv[2]), sys.argv[4:])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=int, default=620)
+    parser.add_argument("--systems", type=int, default=len(SYSTEMS), choices=range(1, len(SYSTEMS) + 1))
+    parser.add_argument("--latency", type=float, default=2.0, help="mean seconds of a job")
+    parser.add_argument("--spread", type=float, default=0.5, help="log-normal sigma of a job's seconds (0: fixed)")
+    parser.add_argument("--in-flight", type=int, default=8, help="documents in flight per system")
+    parser.add_argument("--rate", type=float, default=20.0, help="starts per second per system")
+    parser.add_argument("--poll", type=float, default=0.5, help="seconds between an adapter's polls")
+    parser.add_argument("--actors", type=int, default=2, help="actors per system")
+    parser.add_argument("--nodes", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--profile", action="store_true", help="record the driver with py-spy")
+    parser.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
+    args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="oeb-scale-"))
+    dataset = make_dataset(work / "dataset", args.documents)
+    fakes = start_fakes(args)
+    try:
+        configs = write_configs(args, dataset, fakes, work / "configs")
+        if args.nodes == 2:
+            with TwoNodes(work) as cluster:
+                driver = run_driver(args, configs, work / "runs", work, cluster.address)
+        else:
+            driver = run_driver(args, configs, work / "runs", work, None)
+        ok = report(args, fakes, driver, work / "runs", work)
+    finally:
+        for fake in fakes:
+            fake.process.terminate()
+            fake.process.wait()
+    if args.keep:
+        print(f"  kept: {work} (dataset, configs, run folders, driver.log)")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
