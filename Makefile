@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast lint bench bench-all regrade bench-scorer bench-run bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast lint bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -76,6 +76,13 @@ bench-scorer: setup
 
 bench-run: setup
 	$(UV) run python scripts/bench_run.py
+
+# Ten job-protocol fakes, 620 synthetic documents, ten configs side by side in one `oeb run`: wall time
+# against the bound, driver CPU and memory, jobs bought per document (docs/performance/scale.md).
+# SCALE_FLAGS="--nodes 2" on a local two-node Ray, "--profile" to see where the driver's CPU goes.
+SCALE_FLAGS ?=
+bench-scale: setup
+	$(UV) run python scripts/bench_scale.py $(SCALE_FLAGS)
 
 # `make bench-cluster SYSTEM=reducto OUT=s3://bucket/runs` on a Ray cluster node (the image's Ray
 # head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no
