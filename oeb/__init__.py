@@ -1,18 +1,39 @@
-"""oeb: a benchmark harness for document-extraction systems."""
+"""oeb: a benchmark harness for document-extraction systems.
 
-from oeb.scoring import (
-    RESULTS,
-    Explanation,
-    Step,
-    Verdict,
-    canonical_key,
-    explain_value,
-    score,
-    show_address,
-    states_nothing,
-)
+The scorer's names are loaded on first use: `import oeb` (and so every `oeb` command, even
+`oeb --version`) does not pay for numpy and scipy until something scores.
+"""
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oeb.scoring import (
+        RESULTS,
+        Explanation,
+        Step,
+        Verdict,
+        canonical_key,
+        explain_value,
+        score,
+        show_address,
+        states_nothing,
+    )
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml, the one source); a tree that is not
+    installed says so."""
+    try:
+        return importlib.metadata.version("oeb")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "RESULTS",
@@ -26,3 +47,10 @@ __all__ = [
     "show_address",
     "states_nothing",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The scorer's public names, imported from `oeb.scoring` when first asked for."""
+    if name in __all__:
+        return getattr(importlib.import_module("oeb.scoring"), name)
+    raise AttributeError(f"module 'oeb' has no attribute {name!r}")

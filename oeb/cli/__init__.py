@@ -9,41 +9,85 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from oeb import __version__
 from oeb.errors import OebError
+from oeb.run.cluster import TIMINGS_VARIABLE, timed
 
-VERBS = ("init", "run", "resume", "grade", "score", "explain", "check", "systems", "predict", "report", "compare")
+VERBS = (
+    "init",
+    "run",
+    "resume",
+    "grade",
+    "score",
+    "explain",
+    "check",
+    "systems",
+    "predict",
+    "report",
+    "compare",
+)
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse without prefix abbreviations (`--conf` is not `--config`)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:
+    """The command line with `verbs` (each verb's module is imported to register it)."""
     parser = _Parser(prog="oeb", description="Benchmark harness for document-extraction systems.")
     parser.add_argument("--version", action="version", version=f"oeb {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for verb in VERBS:
+    for verb in verbs:
         importlib.import_module(f"oeb.cli.{verb}").register(subparsers)
     return parser
 
 
+def _needed(argv: Sequence[str]) -> Sequence[str]:
+    """The verbs to register: only the one asked for (each verb's module imports what it uses, and
+    all of them together take seconds), none for `--version`, all to list them or to say an unknown
+    verb is unknown."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first in VERBS:
+        return (first,)
+    return () if first is None and "--version" in argv and not {"-h", "--help"} & set(argv) else VERBS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one `oeb` command and return its exit code (an `OebError`'s class decides it)."""
+    _time_since_start()
+    with timed("command line"):
+        arguments = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(_needed(arguments)).parse_args(arguments)
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except OebError as error:
         print(f"oeb {args.command}: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(f"oeb {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _time_since_start() -> None:
+    """With `OEB_TIMINGS` set, the seconds from the process's start to here (the interpreter and
+    the imports), as `oeb.run.cluster.timed` prints phases; Linux only."""
+    if not os.environ.get(TIMINGS_VARIABLE):
+        return
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    print(f"oeb timing: start {uptime - ticks / os.sysconf('SC_CLK_TCK'):.3f}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`oeb grade FOLDER`: grade a run folder, or a folder of brought predictions, again (HARNESS.md §3.9)."""
+"""`oeb grade FOLDER`: grade a run folder, or a folder of brought predictions, again (docs/grading.md)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from oeb.cli._runs import add_common, add_force_unlock, log_to_stderr, print_lea
 from oeb.errors import UsageError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `oeb grade` to the command line."""
     parser = subparsers.add_parser(
         "grade",
         help="grade a run folder (local or s3://) again",
         description=(
             "Score every selected document of a run folder against its gold (documents whose prediction, "
             "gold, schema and scorer did not change come from the cache) and write field_matching/. A "
-            "folder without settings.json is graded over the whole manifest."
+            "folder without settings.json is graded over the whole manifest. Small jobs grade in this process; "
+            "larger ones on a local Ray, or on the Ray named by --address or OEB_RAY_ADDRESS (docs/grading.md)."
         ),
     )
     parser.add_argument(
@@ -29,7 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dataset", metavar="URL", help="the dataset (default: the run's own, else the sample)")
     parser.add_argument("--manifest", metavar="PATH", help="the manifest (default: the run's own)")
     parser.add_argument(
-        "--address", metavar="ADDRESS", help="grade on the Ray cluster at this address (default: a local Ray)"
+        "--address",
+        metavar="ADDRESS",
+        help="grade on the Ray at this address: auto (the one running here), host:port, ray://host:port, or local "
+        "(a private local Ray); default: OEB_RAY_ADDRESS, else without Ray for a small job and a local Ray otherwise",
     )
     add_force_unlock(parser)
     parser.add_argument(
@@ -40,13 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from oeb.run import engine
-    from oeb.run.regrade import is_prefix_of_runs
+    """Grade one folder (its report on stdout, the leaderboard on stderr), or every run under a prefix."""
+    from oeb.run.regrade import grade_folder, is_prefix_of_runs
 
     log_to_stderr()
     if args.out is not None or is_prefix_of_runs(args.folder):
         return _regrade(args)
-    graded = engine.grade_folder(
+    graded = grade_folder(
         args.folder,
         dataset=args.dataset,
         manifest=args.manifest,

@@ -1,11 +1,21 @@
-"""Where the run's work goes: a local Ray started for the run, or a cluster named by its address.
+"""Where the work of a command runs: in this process, on a private local Ray, or on a running Ray.
 
-When a test (or a notebook) has already connected to Ray, that session is used as it is and left
-running. Workers of a cluster oeb joins do not share the driver's environment, so the variables a
-worker needs to reach storage (the AWS and Hugging Face settings) are handed to them through the
-job's runtime environment. The system's API keys are not: Ray writes every runtime environment in
-plain text to a log file on each node (`runtime_env_agent.log`), so the run hands the keys (and
-the storage settings) to its actors in a method call (`oeb.run.predict.SystemActor.take_env`).
+Starting a local Ray costs 10-20 s here, more than grading or predicting a small job takes, so a
+job of at most `SMALL_JOB` documents runs in this process unless the user names a Ray
+(`ray.address` in the config, `--address`, or the variable `OEB_RAY_ADDRESS`): `auto` attaches to
+the Ray already running on this machine (`ray start --head`), `host:port` or `ray://host:port` to a
+cluster, `local` always starts a private local Ray. The figures behind `SMALL_JOB` are in
+docs/performance/fixed-costs.md; docs/grading.md ("Where work runs") says what each choice sets up.
+
+A private local Ray keeps token authentication on (Ray's default for a new cluster) and says so
+explicitly, so Ray has nothing to warn about; it starts without the dashboard and logs nothing to
+the console. When a test (or a notebook) has already connected to Ray, that session is used as it
+is and left running. Workers of a cluster oeb joins do not share the driver's environment, so the
+variables a worker needs to reach storage (the AWS and Hugging Face settings) are handed to them
+through the job's runtime environment. The system's API keys are not: Ray writes every runtime
+environment in plain text to a log file on each node (`runtime_env_agent.log`), so the run hands
+the keys (and the storage settings) to its actors in a method call
+(`oeb.run.predict.SystemActor.take_env`).
 """
 
 from __future__ import annotations
@@ -13,14 +23,170 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
-
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from oeb.errors import RayUnavailable
 
+if TYPE_CHECKING:  # Ray is imported only when a command uses it (importing it costs about 2 s)
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+log = logging.getLogger(__name__)
+
+ADDRESS_VARIABLE = "OEB_RAY_ADDRESS"
+"""The Ray every oeb command uses when its config or command line names none."""
+TIMINGS_VARIABLE = "OEB_TIMINGS"
+"""Set, oeb prints `oeb timing: PHASE SECONDS` lines on stderr (scripts/bench_fixed_costs.py)."""
+SMALL_JOB = 200
+"""Jobs of at most this many documents run in this process when no Ray is named: a local Ray's
+start-up and shutdown (12-25 s here) is more than their work (docs/performance/fixed-costs.md)."""
+_AUTH_MODE = "RAY_AUTH_MODE"
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a session runs work: `kind` is "process" (no Ray), "local" (a private local Ray started
+    for the command), "attached" (a Ray named by an address) or "open" (a session this process had
+    already opened); `address` is the one given, `source` where it came from."""
+
+    kind: str
+    address: str | None = None
+    source: str | None = None
+
+    def line(self, documents: int) -> str:
+        """The one line oeb prints about which Ray it uses."""
+        if self.kind == "process":
+            return (
+                f"work runs in this process, without Ray ({documents} documents; a job of more than {SMALL_JOB} "
+                f"starts a local Ray, and ray.address or {ADDRESS_VARIABLE} names one to use)"
+            )
+        if self.kind == "local":
+            return "work runs on a private local Ray started for this command (token authentication, no dashboard)"
+        if self.kind == "open":
+            return "work runs on the Ray session this process has open"
+        return f"work runs on the Ray at {self.address} (from {self.source})"
+
+
+_current: list[Where] = []
+
+
+def uses_ray() -> bool:
+    """Whether work runs on Ray: inside a `session`, as it decided; outside one, whether this
+    process has Ray open."""
+    return _current[-1].kind != "process" if _current else _ray_open()
+
+
+def current() -> Where | None:
+    """The innermost open `session`, if any."""
+    return _current[-1] if _current else None
+
+
+def _ray_open() -> bool:
+    """Whether this process is connected to Ray already, without importing Ray to ask."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
+
+
+def choose(address: str | None, *, documents: int) -> Where:
+    """Where a job of `documents` runs, given the address from the config or command line (None:
+    the `OEB_RAY_ADDRESS` variable, else this process for a small job and a private local Ray for
+    a larger one)."""
+    if _ray_open():
+        return Where("open")
+    source = "ray.address" if address else None
+    if not address and os.environ.get(ADDRESS_VARIABLE):
+        address, source = os.environ[ADDRESS_VARIABLE].strip(), ADDRESS_VARIABLE
+    if address == "local":
+        return Where("local", address, source)
+    if address:
+        return Where("attached", address, source)
+    return Where("process") if documents <= SMALL_JOB else Where("local")
+
+
+@contextlib.contextmanager
+def session(address: str | None, env: dict[str, str], *, documents: int) -> Iterator[Where]:
+    """Where the work of a job of `documents` runs (see `choose`), for the length of the block: a
+    Ray started here is shut down at the end, one attached to is left running. Logs one line
+    saying which."""
+    where = choose(address, documents=documents)
+    log.info("%s", where.line(documents))
+    with timed("session start"):
+        if where.kind in ("local", "attached"):
+            _init(where, env)
+    _current.append(where)
+    try:
+        yield where
+    finally:
+        _current.pop()
+        if where.kind in ("local", "attached"):
+            import ray
+
+            with timed("session end"):
+                ray.shutdown()
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, env: dict[str, str]) -> Iterator[None]:
+    """Ray for the length of a run whatever its size (the engine's form until it gives `session`
+    the number of documents)."""
+    with session(address, env, documents=sys.maxsize):
+        yield
+
+
+def _init(where: Where, env: dict[str, str]) -> None:
+    """Start or join Ray quietly: its INFO lines and the workers' output stay off the console."""
+    import ray
+
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    try:
+        if where.kind == "local":
+            _keep_token_auth()
+            ray.init(address="local", include_dashboard=False, **quiet)  # type: ignore[arg-type]
+        else:
+            _use_existing_token(where.address)
+            ray.init(address=where.address, runtime_env={"env_vars": env}, **quiet)  # type: ignore[arg-type]
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        what = "a local Ray" if where.kind == "local" else f"the Ray at {where.address} (from {where.source})"
+        message = " ".join(str(error).split())[:300]
+        raise RayUnavailable(
+            f"cannot start or reach {what} ({message}); check ray.address in the config or {ADDRESS_VARIABLE} "
+            "(unset runs small jobs without Ray and starts a local Ray for larger ones) and that the cluster is "
+            "up (ray status)"
+        ) from None
+
+
+def _keep_token_auth() -> None:
+    """A new local Ray turns token authentication on by default and warns that it did; saying so
+    explicitly keeps the protection and leaves nothing to warn about (a user's own RAY_AUTH_MODE wins)."""
+    os.environ.setdefault(_AUTH_MODE, "token")
+
+
+def _use_existing_token(address: str | None) -> None:
+    """Attaching to the Ray running on this machine (`auto`): use its token if it has one, as Ray
+    itself would, without Ray's warning that it did."""
+    if address != "auto" or _AUTH_MODE in os.environ:
+        return
+    from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
+
+    if AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
+        os.environ[_AUTH_MODE] = "token"
+
+
+@contextlib.contextmanager
+def timed(phase: str) -> Iterator[None]:
+    """Time a phase of a command; printed only when `OEB_TIMINGS` is set."""
+    if not os.environ.get(TIMINGS_VARIABLE):
+        yield
+        return
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        print(f"oeb timing: {phase} {time.perf_counter() - started:.3f}", file=sys.stderr)
 
 
 def worker_env() -> dict[str, str]:
@@ -36,7 +202,10 @@ def system_keys(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, 
 
 
 def alive_nodes() -> list[str]:
-    return sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
+    """The IDs of the Ray nodes alive now, sorted."""
+    import ray
+
+    return sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))  # type: ignore[no-untyped-call]
 
 
 def spread(count: int) -> list[str]:
@@ -52,30 +221,6 @@ def pinned(node: str) -> NodeAffinitySchedulingStrategy:
     briefly busy, and a run would quietly use one machine. The actors need no CPU, so any alive
     node can take them; the run replaces an actor that dies (`oeb.run.predict.Pool.replace`).
     """
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     return NodeAffinitySchedulingStrategy(node, soft=False)
-
-
-@contextlib.contextmanager
-def ray_session(address: str | None, env: dict[str, str]) -> Iterator[None]:
-    """Ray for the length of a run: the session already open, else a new local one or the cluster
-    at `address` (shut down or left at the end)."""
-    if ray.is_initialized():
-        yield
-        return
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
-    try:
-        if address is None:
-            ray.init(address="local", include_dashboard=False, **quiet)
-        else:
-            ray.init(address=address, runtime_env={"env_vars": env}, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        where = "a local Ray" if address is None else f"the Ray cluster at {address}"
-        message = " ".join(str(error).split())[:300]
-        raise RayUnavailable(
-            f"cannot start or reach {where} ({message}); check ray.address in the config "
-            "(null starts a local Ray) and that the cluster is up (ray status)"
-        ) from None
-    try:
-        yield
-    finally:
-        ray.shutdown()

@@ -1,40 +1,43 @@
-"""The grade stage on Ray (HARNESS.md §3.4), shared by `oeb run`, `oeb resume` and `oeb grade`.
+"""The grade stage, shared by `oeb run`, `oeb resume` and `oeb grade` (docs/grading.md).
 
-The cost of scoring a document grows with its size, so the largest go first, each in its own task,
-while small documents are packed into tasks of bounded total size; each task asks Ray for memory in
-proportion to what it scores. Only a few tasks per CPU are queued at a time, so the order holds.
-Results stream back to the driver, the only writer: details and cache files as they arrive, then
-scores.jsonl, scores.parquet, verdicts.parquet and summary.json last.
+A `Grader` grades one folder. The run engine hands it each document as its record is saved
+(`add`), so scoring overlaps predicting and the leaderboard is ready seconds after the last answer;
+`finish` grades whatever was not handed over and writes the results. `grade` is a Grader given
+nothing before `finish`.
+
+The work goes through one queue per session, whichever folder it is from (several systems of a
+run, every run of a regrade): the largest waiting document first, since the cost of scoring grows
+with its size, small ones packed into tasks of bounded total size; only a few tasks per CPU are in
+flight, so the order holds. On Ray each task asks for memory in proportion to what it scores; a
+small job scores in this process, with the same code and the same files (`oeb.run.cluster`).
+Results come back to the driver, the only writer: cache and details files as they arrive, then
+scores.jsonl, scores.parquet, verdicts.parquet (in row order, whatever order tasks finished in)
+and summary.json last.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import logging
+import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pyarrow.parquet as pq
-import ray
+from types import TracebackType
+from typing import Any, Protocol
 
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, StorageError, UnfinishedRun
-from oeb.run import pages
+from oeb.run import cluster, pages
 from oeb.run.folder import RunFolder
-from oeb.run.grade_task import Item, grade_batch
-from oeb.run.results import (
-    SCORER,
-    VERDICT_SCHEMA,
-    headline_line,
-    jsonl,
-    scores_table,
-    summarize,
-    total_cost,
-)
+from oeb.run.grade_task import Item, grade_batch, scorer_digest
+from oeb.run.provenance import provenance
+from oeb.run.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
 
 log = logging.getLogger(__name__)
 
@@ -43,35 +46,429 @@ BATCH_BYTES = 1 << 20
 TASK_MEMORY_BASE = 64 << 20
 TASK_MEMORY_PER_BYTE = 40
 """Peak memory of scoring is about 40 times the gold and prediction bytes (measured on the corpus)."""
+_WAIT_SECONDS = 0.2
 _SHOWN = 10
 
 
-def batches(items: Sequence[Item], cpus: int) -> list[list[Item]]:
-    """Largest first: a document as large as a batch alone, smaller ones packed, in size order."""
-    ordered = sorted(items, key=lambda item: item.size, reverse=True)
-    total = sum(item.size for item in ordered)
-    budget = max(1, min(BATCH_BYTES, total // (4 * max(cpus, 1))))
-    packed: list[list[Item]] = []
-    current: list[Item] = []
-    used = 0
-    for item in ordered:
-        if item.size >= budget:
-            packed.append([item])
-            continue
-        if current and used + item.size > budget:
-            packed.append(current)
-            current, used = [], 0
-        current.append(item)
-        used += item.size
-    return packed + ([current] if current else [])
+@dataclass(frozen=True)
+class Graded:
+    """What grading gives back: `report` is what `oeb grade` prints; `nodes` ran the scoring tasks
+    ("process" when it ran here); `seconds` is each graded document's CPU time, `elapsed` its wall time."""
+
+    report: dict[str, Any]
+    nodes: frozenset[str]
+    seconds: dict[str, float]
+    elapsed: dict[str, float]
 
 
-def _memory_cap() -> int:
-    """Just over half the memory of the largest node: a huge document never asks for more than
-    exists, and two of them never share a node."""
-    nodes = [node["Resources"].get("memory", 0) for node in ray.nodes() if node.get("Alive")]
-    largest = int(max(nodes, default=0))
-    return largest // 2 + 1 if largest else TASK_MEMORY_BASE
+class _Executor(Protocol):
+    """Runs batches: on Ray, or here."""
+
+    cpus: int
+    slots: int
+
+    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any: ...
+    def ready(self, handles: list[Any]) -> list[Any]: ...
+    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]: ...
+
+
+class _InProcess:
+    """Scores a batch when it is submitted, in the queue's thread: one at a time, on one core."""
+
+    cpus = 1
+    slots = 1
+
+    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any:
+        return [grade_batch(dataset, folder, items, details)]  # a list: a handle of its own identity
+
+    def ready(self, handles: list[Any]) -> list[Any]:
+        return handles
+
+    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]:
+        return handle[0], "process"
+
+
+def _grade_task(dataset: Dataset, folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
+    """One batch on a Ray worker, and the node that scored it."""
+    import ray
+
+    return grade_batch(dataset, folder, items, details), ray.get_runtime_context().get_node_id()
+
+
+class _OnRay:
+    """Scoring tasks on the Ray session open now."""
+
+    def __init__(self) -> None:
+        import ray
+
+        self._ray = ray
+        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+        self.slots = 2 * self.cpus
+        alive = [node for node in ray.nodes() if node.get("Alive")]  # type: ignore[no-untyped-call]
+        nodes = [node["Resources"].get("memory", 0) for node in alive]
+        largest = int(max(nodes, default=0))
+        # Just over half the largest node's memory: a huge document never asks for more than exists,
+        # and two of them never share a node.
+        self._cap = largest // 2 + 1 if largest else TASK_MEMORY_BASE
+        # A worker that dies (killed, out of memory) has its task run again: same scores.
+        self._task = ray.remote(max_retries=3)(_grade_task)
+        self._datasets: dict[int, tuple[Dataset, Any]] = {}
+
+    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any:
+        shared = self._datasets.setdefault(id(dataset), (dataset, self._ray.put(dataset)))
+        memory = min(self._cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * sum(item.size for item in items))
+        options = self._task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
+        return options.remote(shared[1], folder, items, details)
+
+    def ready(self, handles: list[Any]) -> list[Any]:
+        done, _ = self._ray.wait(handles, num_returns=1, timeout=_WAIT_SECONDS)
+        return list(done)
+
+    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]:
+        results, node = self._ray.get(handle)
+        return results, node
+
+
+class _Queue:
+    """The session's scoring work, every Grader's: largest first, a few tasks per CPU in flight,
+    run by one thread that lives while there is work."""
+
+    def __init__(self, executor: _Executor) -> None:
+        self.executor = executor
+        self.changed = threading.Condition()
+        self._waiting: list[tuple[int, int, Grader, Item]] = []
+        self._bytes = 0
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def put(self, grader: Grader, items: Sequence[Item]) -> None:
+        """Queue `items` of `grader`; they are submitted as soon as a slot is free."""
+        with self.changed:
+            for item in items:
+                heapq.heappush(self._waiting, (-item.size, next(self._order), grader, item))
+                self._bytes += item.size
+                grader.outstanding += 1
+                grader.queued += 1
+            if self._thread is None and self._waiting:
+                self._thread = threading.Thread(target=self._run, name="oeb-grading", daemon=True)
+                self._thread.start()
+
+    def _batch(self) -> tuple[Grader, list[Item]] | None:
+        """The largest waiting document, with smaller ones of its folder packed up to the budget."""
+        while self._waiting:
+            _, _, grader, first = heapq.heappop(self._waiting)
+            self._bytes -= first.size
+            if grader.error is None:
+                break
+            grader.done(1)
+        else:
+            return None
+        budget = max(1, min(BATCH_BYTES, self._bytes // (4 * self.executor.cpus)))
+        batch, used, others = [first], first.size, []
+        while first.size < budget and self._waiting and used + self._waiting[0][3].size <= budget:
+            entry = heapq.heappop(self._waiting)
+            self._bytes -= entry[3].size
+            if entry[2] is grader:
+                batch.append(entry[3])
+                used += entry[3].size
+            else:
+                others.append(entry)
+        for entry in others:
+            heapq.heappush(self._waiting, entry)
+            self._bytes += entry[3].size
+        return grader, batch
+
+    def _run(self) -> None:
+        pending: dict[int, tuple[Any, Grader, list[Item]]] = {}  # by id: an in-process handle is a list
+        while True:
+            with self.changed:
+                chosen: list[tuple[Grader, list[Item]]] = []
+                while len(pending) + len(chosen) < self.executor.slots and (batch := self._batch()):
+                    chosen.append(batch)
+                if not chosen and not pending:
+                    self._thread = None
+                    return
+            for grader, items in chosen:
+                try:
+                    handle = self.executor.submit(grader.dataset, grader.folder.url, items, grader.details)
+                except Exception as error:
+                    grader.fail(error, len(items))
+                    continue
+                pending[id(handle)] = (handle, grader, items)
+            if not pending:
+                continue
+            try:
+                finished = self.executor.ready([handle for handle, _, _ in pending.values()])
+            except Exception as error:  # Ray itself failed: every grading in flight stops
+                for _, grader, items in pending.values():
+                    grader.fail(error, len(items))
+                pending.clear()
+                continue
+            for handle in finished:
+                _, grader, items = pending.pop(id(handle))
+                try:
+                    grader.take(*self.executor.result(handle))
+                except Exception as error:
+                    grader.fail(error, 0)
+                grader.done(len(items))
+
+
+_session_queue: list[tuple[cluster.Where | None, _Queue]] = []
+
+
+def _queue() -> _Queue:
+    """The queue of the session open now (a new one for each session), on Ray when it uses Ray."""
+    where = cluster.current()
+    if _session_queue and where is not None and _session_queue[0][0] is where:
+        return _session_queue[0][1]
+    executor: _Executor = _OnRay() if cluster.uses_ray() else _InProcess()
+    _session_queue[:] = [(where, _Queue(executor))]
+    return _session_queue[0][1]
+
+
+class _Verdicts:
+    """Each document's verdict table in a temporary Arrow file until the end, when verdicts.parquet
+    is written from them in row order: the same bytes whichever way the tasks ran."""
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._files: dict[str, Path] = {}
+
+    def put(self, doc_id: str, table: Any) -> None:
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="oeb-verdicts-"))
+        path = self._folder / f"{len(self._files)}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        self._files[doc_id] = path
+
+    def parquet(self, order: Sequence[str]) -> bytes:
+        return verdicts_parquet(self._files[doc_id] for doc_id in order if doc_id in self._files)
+
+    def discard(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+class Grader:
+    """One folder's grading: documents handed over as they are saved (`add`), the rest at `finish`.
+
+    Use it as a context manager, so a run that stops or fails leaves no temporary files: leaving
+    the block by an exception abandons the grading (what was scored stays in the cache).
+    """
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        dataset: Dataset,
+        rows: Sequence[Row],
+        *,
+        details: bool = True,
+        partial: bool = False,
+        brought: bool = False,
+    ) -> None:
+        self.folder, self.dataset, self.rows = folder, dataset, tuple(rows)
+        self.details, self.partial, self.brought = details, partial, brought
+        self.outstanding = 0
+        self.error: BaseException | None = None
+        self.lines: dict[str, dict[str, Any]] = {}
+        """Each document's line in scores.jsonl (results, failed records), as they become known."""
+        self.seconds: dict[str, float] = {}
+        self.elapsed: dict[str, float] = {}
+        self.nodes: set[str] = set()
+        self.rescored = 0
+        self.records: dict[str, dict[str, Any]] | None = None
+        self.unfinished: list[str] = []
+        self.queued = 0
+        self._listing: dict[str, int] = {}
+        self._rows = {row.doc_id: row for row in self.rows}
+        self._added: set[str] = set()
+        self._known: tuple[dict[str, int], dict[str, int]] | None = None
+        self._verdicts = _Verdicts()
+        self._queue = _queue()
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if error is not None:
+            self.abandon(error)
+
+    def add(self, doc_id: str, record: dict[str, Any] | None = None) -> None:
+        """Grade a document whose record (and prediction) was just saved: its scoring is queued now.
+        `record` saves reading it back; a document not in the rows, or added before, is ignored."""
+        row = self._rows.get(doc_id)
+        if row is None or doc_id in self._added or self.error is not None:
+            return
+        if record is None:
+            record = storage.read_json(self.folder.record_url(doc_id))
+        if record.get("unread"):
+            return  # read again at the end
+        self._added.add(doc_id)
+        if record.get("error"):
+            self.lines[doc_id] = _failed_line(row, _error_text(record["error"]))
+            return
+        listing, golds = self._sizes()
+        size = len(json.dumps(record.get("output"), ensure_ascii=False).encode()) + golds.get(row.gt_path, 0)
+        has_details = f"{SCORER}/details/{doc_id}.jsonl" in listing
+        self._queue.put(self, [Item(row, size, has_details)])
+
+    def _sizes(self) -> tuple[dict[str, int], dict[str, int]]:
+        """The folder's files as they were at the first `add`, and the gold sizes (one listing each)."""
+        if self._known is None:
+            self._known = (self.folder.listing(), _gold_sizes(self.dataset))
+        return self._known
+
+    def take(self, results: list[dict[str, Any]], node: str) -> None:
+        """A task's results, written as they arrive (called by the queue's thread)."""
+        self.nodes.add(node)
+        for result in results:
+            if self.error is not None:
+                return
+            doc_id = result["id"]
+            if "fatal" in result:
+                self.error = GradingError(
+                    f"the scorer refused {doc_id} ({result['fatal']}); fix its gold or schema in the dataset, "
+                    "then grade again (scores.jsonl and summary.json are unchanged)"
+                )
+                return
+            self.lines[doc_id] = result["line"]
+            self.seconds[doc_id] = result["seconds"]
+            self.elapsed[doc_id] = result["elapsed"]
+            files = self.folder.path(SCORER)
+            if result.get("cache") is not None:
+                self.rescored += 1
+                storage.write_bytes(storage.join(files, "cache", f"{doc_id}.json"), result["cache"])
+            if result.get("details") is not None:
+                storage.write_bytes(storage.join(files, "details", f"{doc_id}.jsonl"), result["details"])
+            if result.get("verdicts") is not None:
+                self._verdicts.put(doc_id, result["verdicts"])
+
+    def fail(self, error: BaseException, items: int) -> None:
+        """A task that could not run or whose results could not be written stops this grading."""
+        if self.error is None:
+            self.error = error
+        self.done(items)
+
+    def done(self, items: int) -> None:
+        """`items` documents of this grading left the queue."""
+        with self._queue.changed:
+            self.outstanding -= items
+            self._queue.changed.notify_all()
+
+    def abandon(self, error: BaseException | None = None) -> None:
+        """Stop at once: documents still queued are dropped, results still coming are ignored, the
+        temporary verdicts removed (the cache files written so far stay: they are right)."""
+        if self.error is None:
+            self.error = error or GradingError("grading abandoned")
+        self._verdicts.discard()
+
+    def _wait(self) -> None:
+        with self._queue.changed:
+            while self.outstanding > 0:
+                self._queue.changed.wait()
+
+    def plan(self) -> None:
+        """Queue every document not handed over yet (checks first: an unfinished folder is refused
+        unless `partial`, a brought folder naming none of the rows is refused)."""
+        listing = self.folder.listing()
+        self._listing = listing
+        ids = [row.doc_id for row in self.rows]
+        _warn_strays(self.folder, listing, {row.doc_id for row in self.dataset.rows})
+        if self.brought and not any(f"predictions/{doc_id}.json" in listing for doc_id in ids):
+            raise UnfinishedRun(
+                f"none of the files in {self.folder.path('predictions')} names one of the {len(ids)} rows graded "
+                f"(e.g. {ids[0]}.json is expected); is the dataset right?"
+            )
+        self.records = self.folder.records(ids, listing)
+        _restore_predictions(self.folder, self.records, listing)
+        golds = self._sizes()[1] if self._known is not None else _gold_sizes(self.dataset)
+        items, self.unfinished = [], []
+        for row in self.rows:
+            if row.doc_id in self._added:
+                continue
+            record = self.records.get(row.doc_id)
+            prediction = f"predictions/{row.doc_id}.json"
+            if record is not None and record.get("error"):
+                self.lines[row.doc_id] = _failed_line(row, _error_text(record["error"]))
+            elif prediction in listing and not (record or {}).get("unread"):
+                has_details = f"{SCORER}/details/{row.doc_id}.jsonl" in listing
+                items.append(Item(row, listing[prediction] + golds.get(row.gt_path, 0), has_details))
+            else:
+                self.unfinished.append(row.doc_id)
+        if self.unfinished and not self.partial:
+            raise _unfinished_error(self.folder, self.unfinished, self.brought)
+        for doc_id in self.unfinished:
+            row = self._rows[doc_id]
+            self.lines[doc_id] = _failed_line(row, f"no prediction: predictions/{doc_id}.json does not exist")
+        self._queue.put(self, items)
+
+    def finish(self) -> Graded:
+        """Grade what was not added, wait for every document, then write scores.jsonl,
+        scores.parquet, verdicts.parquet, documents.json and summary.json last."""
+        try:
+            if self.records is None:
+                self.plan()
+            self._wait()
+            if self.error is not None:
+                raise self.error
+            return self._write()
+        except BaseException as error:
+            self.abandon(error)
+            raise
+        finally:
+            self._verdicts.discard()
+
+    def _write(self) -> Graded:
+        folder, rows, records = self.folder, self.rows, self.records or {}
+        digest = scorer_digest()
+        ordered = [self.lines[row.doc_id] | {"scorer": digest} for row in rows]
+        scored = {line["id"] for line in ordered if line["status"] == "scored"}
+        _tidy_details(folder, self._listing, scored, self.details)
+        partial_info = None
+        if self.partial and self.unfinished:
+            unread = [doc_id for doc_id in self.unfinished if (records.get(doc_id) or {}).get("unread")]
+            partial_info = {
+                "no_answer": len(self.unfinished) - len(unread),
+                "not_scored": len(unread),
+                "e.g.": self.unfinished[:10],
+            }
+        summary = summarize(ordered, folder.name, partial_info)
+        summary["provenance"] = provenance(self.dataset, digest)
+        results = folder.path(SCORER)
+        storage.write_bytes(storage.join(results, "scores.jsonl"), jsonl(ordered))
+        storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
+        storage.write_bytes(storage.join(results, "verdicts.parquet"), self._verdicts.parquet([r.doc_id for r in rows]))
+        pages.write(folder.url, self.dataset, rows, records)  # paths and page counts for reports
+        storage.write_json(storage.join(results, "summary.json"), summary)
+        cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
+        log.info(
+            "%s: %d documents scored, %d of them from the cache",
+            folder.name,
+            self.queued,
+            self.queued - self.rescored,
+        )
+        log.info("%s", headline_line(summary, cost))
+        report = {"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}
+        return Graded(report, frozenset(self.nodes), self.seconds, self.elapsed)
+
+
+def grade(
+    folder: RunFolder,
+    dataset: Dataset,
+    rows: Sequence[Row],
+    *,
+    partial: bool = False,
+    details: bool = True,
+    brought: bool = False,
+) -> Graded:
+    """Grade the run's `rows`: the report `oeb grade` prints (run, cost, the scorer's summary)."""
+    return Grader(folder, dataset, rows, details=details, partial=partial, brought=brought).finish()
 
 
 def _gold_sizes(dataset: Dataset) -> dict[str, int]:
@@ -80,129 +477,6 @@ def _gold_sizes(dataset: Dataset) -> dict[str, int]:
         return storage.list_files(dataset.location)
     except StorageError:
         return {}
-
-
-@ray.remote(max_retries=3)  # a worker that dies (killed, out of memory) has its task run again: same scores
-def _grade_task(dataset: Dataset, folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
-    """One batch, and the node that scored it."""
-    return grade_batch(dataset, folder, items, details), ray.get_runtime_context().get_node_id()
-
-
-@dataclass(frozen=True)
-class Graded:
-    """What grading gives back: `report` is what `oeb grade` prints; `nodes` ran the scoring tasks;
-    `seconds` is each graded document's CPU time, `elapsed` its wall time."""
-
-    report: dict[str, Any]
-    nodes: frozenset[str]
-    seconds: dict[str, float]
-    elapsed: dict[str, float]
-
-
-class _Outputs:
-    """What the driver writes as task results arrive."""
-
-    def __init__(self, folder: RunFolder) -> None:
-        self.folder = folder
-        self.lines: dict[str, dict[str, Any]] = {}
-        self.rescored = 0
-        self.seconds: dict[str, float] = {}
-        self.elapsed: dict[str, float] = {}
-        self._verdicts = tempfile.NamedTemporaryFile(suffix=".parquet", delete=False)  # noqa: SIM115
-        self._writer = pq.ParquetWriter(self._verdicts, VERDICT_SCHEMA)
-
-    def add(self, result: dict[str, Any]) -> None:
-        doc_id = result["id"]
-        self.lines[doc_id] = result["line"]
-        self.seconds[doc_id] = result["seconds"]
-        self.elapsed[doc_id] = result["elapsed"]
-        results = self.folder.path(SCORER)
-        if result.get("cache") is not None:
-            self.rescored += 1
-            storage.write_bytes(storage.join(results, "cache", f"{doc_id}.json"), result["cache"])
-        if result.get("details") is not None:
-            storage.write_bytes(storage.join(results, "details", f"{doc_id}.jsonl"), result["details"])
-        if result.get("verdicts") is not None:
-            self._writer.write_table(result["verdicts"])
-
-    def verdicts(self) -> bytes:
-        self._writer.close()
-        self._verdicts.close()
-        path = Path(self._verdicts.name)
-        data = path.read_bytes()
-        path.unlink()
-        return data
-
-    def discard(self) -> None:
-        self._writer.close()
-        self._verdicts.close()
-        Path(self._verdicts.name).unlink(missing_ok=True)
-
-
-@dataclass
-class Grading:
-    """One folder between its plan and its results: the documents its tasks score (`items`), the
-    lines known without scoring (failures, missing predictions) and where results are written."""
-
-    folder: RunFolder
-    dataset: Dataset
-    rows: Sequence[Row]
-    records: dict[str, dict[str, Any]]
-    listing: dict[str, int]
-    lines: dict[str, dict[str, Any]]
-    unfinished: list[str]
-    items: list[Item]
-    partial: bool
-    details: bool
-    out: _Outputs
-
-
-def score_all(gradings: Sequence[Grading]) -> set[str]:
-    """Score the items of every grading on Ray in one queue, largest batch first whichever folder it
-    is from; returns the nodes that ran tasks. On failure nothing but cache and details is written."""
-    try:
-        return _run_tasks(gradings)
-    except BaseException:
-        for grading in gradings:
-            grading.out.discard()
-        raise
-
-
-def _run_tasks(gradings: Sequence[Grading]) -> set[str]:
-    cpus = int(ray.cluster_resources().get("CPU", 1))
-    cap = _memory_cap()
-    shared: dict[int, Any] = {}
-    queue: list[tuple[Grading, Any, list[Item]]] = []
-    for grading in gradings:
-        dataset_ref = shared.setdefault(id(grading.dataset), ray.put(grading.dataset))
-        queue += [(grading, dataset_ref, batch) for batch in batches(grading.items, cpus)]
-    queue.sort(key=lambda entry: sum(item.size for item in entry[2]))  # pop() takes the largest
-    pending: dict[Any, Grading] = {}
-    nodes: set[str] = set()
-    try:
-        while queue or pending:
-            while queue and len(pending) < 2 * cpus:
-                grading, dataset_ref, batch = queue.pop()
-                size = sum(item.size for item in batch)
-                memory = min(cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * size)
-                options = _grade_task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
-                pending[options.remote(dataset_ref, grading.folder.url, batch, grading.details)] = grading
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                grading = pending.pop(ref)
-                results, node = ray.get(ref)
-                nodes.add(node)
-                for result in results:
-                    if "fatal" in result:
-                        raise GradingError(
-                            f"the scorer refused {result['id']} ({result['fatal']}); fix its gold or schema "
-                            "in the dataset, then grade again (scores.jsonl and summary.json are unchanged)"
-                        )
-                    grading.out.add(result)
-    finally:
-        for ref in pending:
-            ray.cancel(ref)
-    return nodes
 
 
 def _unfinished_error(folder: RunFolder, unfinished: list[str], brought: bool) -> UnfinishedRun:
@@ -220,95 +494,13 @@ def _unfinished_error(folder: RunFolder, unfinished: list[str], brought: bool) -
     )
 
 
-def grade(
-    folder: RunFolder,
-    dataset: Dataset,
-    rows: Sequence[Row],
-    *,
-    partial: bool = False,
-    details: bool = True,
-    brought: bool = False,
-) -> Graded:
-    """Grade the run's `rows`: the report `oeb grade` prints (run, cost, the scorer's summary)."""
-    grading = prepare(folder, dataset, rows, partial=partial, details=details, brought=brought)
-    return finish(grading, score_all([grading]))
-
-
-def prepare(
-    folder: RunFolder,
-    dataset: Dataset,
-    rows: Sequence[Row],
-    *,
-    partial: bool = False,
-    details: bool = True,
-    brought: bool = False,
-) -> Grading:
-    """Everything before scoring: the listing, the records, what to score and what failed already
-    (an unfinished folder is refused unless `partial`)."""
-    listing = folder.listing()
-    ids = {row.doc_id for row in rows}
-    _warn_strays(folder, listing, {row.doc_id for row in dataset.rows})
-    if brought and not any(f"predictions/{doc_id}.json" in listing for doc_id in ids):
-        example = f"{rows[0].doc_id}.json"
-        raise UnfinishedRun(
-            f"none of the files in {folder.path('predictions')} names one of the {len(rows)} rows graded (e.g. "
-            f"{example} is expected); is the dataset right?"
-        )
-    records = folder.records(ids, listing)
-    _restore_predictions(folder, records, listing)
-    lines: dict[str, dict[str, Any]] = {}
-    unfinished: list[str] = []
-    items: list[Item] = []
-    golds = _gold_sizes(dataset)
-    for row in rows:
-        record = records.get(row.doc_id)
-        prediction = f"predictions/{row.doc_id}.json"
-        if record is not None and record.get("error"):
-            error = record["error"]
-            lines[row.doc_id] = _failed_line(row, f"{error.get('type')}: {error.get('message')}")
-        elif prediction in listing and not (record or {}).get("unread"):
-            has_details = f"{SCORER}/details/{row.doc_id}.jsonl" in listing
-            items.append(Item(row, listing[prediction] + golds.get(row.gt_path, 0), has_details))
-        else:
-            unfinished.append(row.doc_id)
-    if unfinished and not partial:
-        raise _unfinished_error(folder, unfinished, brought)
-    for doc_id in unfinished:
-        row = next(r for r in rows if r.doc_id == doc_id)
-        lines[doc_id] = _failed_line(row, f"no prediction: predictions/{doc_id}.json does not exist")
-    out = _Outputs(folder)
-    return Grading(folder, dataset, rows, records, listing, lines, unfinished, items, partial, details, out)
-
-
-def finish(grading: Grading, nodes: set[str]) -> Graded:
-    """Everything after scoring: scores.jsonl, scores.parquet, verdicts.parquet, summary.json last."""
-    folder, rows, records, out = grading.folder, grading.rows, grading.records, grading.out
-    unfinished = grading.unfinished
-    lines = grading.lines | out.lines
-    ordered = [lines[row.doc_id] for row in rows]
-    scored = {doc_id for doc_id, line in lines.items() if line["status"] == "scored"}
-    _tidy_details(folder, grading.listing, scored, grading.details)
-    partial_info = None
-    if grading.partial and unfinished:
-        unread = [doc_id for doc_id in unfinished if (records.get(doc_id) or {}).get("unread")]
-        partial_info = {"no_answer": len(unfinished) - len(unread), "not_scored": len(unread), "e.g.": unfinished[:10]}
-    summary = summarize(ordered, folder.name, partial_info)
-    results = folder.path(SCORER)
-    storage.write_bytes(storage.join(results, "scores.jsonl"), jsonl(ordered))
-    storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
-    storage.write_bytes(storage.join(results, "verdicts.parquet"), out.verdicts())
-    pages.write(folder.url, grading.dataset, rows, records)  # paths and page counts for reports
-    storage.write_json(storage.join(results, "summary.json"), summary)
-    cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
-    scored_now = len(grading.items)
-    log.info("%s: %d documents scored, %d of them from the cache", folder.name, scored_now, scored_now - out.rescored)
-    log.info("%s", headline_line(summary, cost))
-    report = {"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}
-    return Graded(report, frozenset(nodes), out.seconds, out.elapsed)
-
-
 def _failed_line(row: Row, error: str) -> dict[str, Any]:
     return {"id": row.doc_id, "status": "failed", "row": {"suite": row.suite}, "error": error}
+
+
+def _error_text(error: dict[str, Any]) -> str:
+    """A record's error as a failed line gives it."""
+    return f"{error.get('type')}: {error.get('message')}"
 
 
 def _warn_strays(folder: RunFolder, listing: dict[str, int], known: set[str]) -> None:
@@ -327,7 +519,7 @@ def _warn_strays(folder: RunFolder, listing: dict[str, int], known: set[str]) ->
 
 
 def _restore_predictions(folder: RunFolder, records: dict[str, dict[str, Any]], listing: dict[str, int]) -> None:
-    """Rewrite the prediction of a successful record whose prediction file was lost (§3.4 step 4)."""
+    """Rewrite the prediction of a successful record whose prediction file was lost."""
     lost = [
         doc_id
         for doc_id, record in records.items()

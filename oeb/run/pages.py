@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the report reads documents.json without importing the datas
 
 FILE = "documents.json"
 UNITS = ("usd", "credits")
-"""The cost fields a record may report (SYSTEMS.md §1.5); credits are never dollars."""
+"""The cost fields a record may report (docs/money.md); credits are never dollars."""
 
 
 def _priced(record: dict[str, Any] | None) -> bool:
@@ -53,10 +53,11 @@ def documents(
         if not _priced(records.get(row.doc_id)):
             continue
         before = previous.get(row.doc_id)
-        same = isinstance(before, dict) and all(
-            before.get(key) == table[row.doc_id][key] for key in ("doc_path", "bytes")
-        )
-        if same and "pages" in before:
+        if (
+            isinstance(before, dict)
+            and "pages" in before
+            and all(before.get(key) == table[row.doc_id][key] for key in ("doc_path", "bytes"))
+        ):
             table[row.doc_id]["pages"] = before["pages"]
         else:
             uncounted.append(row)

@@ -1,12 +1,14 @@
-"""Grading every run folder under a prefix again, together: `oeb grade s3://bucket/runs/`.
+"""Grading folders again: `oeb grade FOLDER` and `oeb grade s3://bucket/runs/` (docs/grading.md).
 
+A run folder (it holds settings.json) is graded from its records whatever they hold, against the
+dataset and rows it was run on; a brought folder (predictions/ only) against the dataset given.
 Archived runs are regraded when the scorer or a gold changes. Grading them one after another would
 leave a cluster idle at the end of each run, so every folder is planned first (a folder that cannot
-be graded is reported and skipped), then all their scoring tasks go into one queue on one Ray
-session, largest first whichever run they belong to, and each folder's results are written when its
-documents are done. The grading cache of each run decides what is scored: only documents whose
-prediction, gold, schema or scorer changed. With `out`, each run's inputs are copied under `out`
-first (keeping its path below the prefix) and graded there, so the archive itself is not touched.
+be graded is reported and skipped), then all their scoring goes into one queue, largest first
+whichever run it belongs to, and each folder's results are written when its documents are done.
+The grading cache of each run decides what is scored: only documents whose prediction, gold, schema
+or scorer changed. With `out`, each run's inputs are copied under `out` first (keeping its path
+below the prefix) and graded there, so the archive itself is not touched.
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from oeb import storage
+from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, open_dataset
 from oeb.errors import OebError, RunFolderError, StorageError
 from oeb.run import pages
-from oeb.run.cluster import ray_session, worker_env
-from oeb.run.engine import open_folder
+from oeb.run.cluster import session, timed, worker_env
+from oeb.run.config import Rows
 from oeb.run.folder import RunFolder
-from oeb.run.grade_stage import Graded, Grading, finish, prepare, score_all
+from oeb.run.grade_stage import Graded, Grader
 from oeb.run.results import SCORER
+from oeb.run.selection import select
 
 log = logging.getLogger(__name__)
-
 SETTINGS = "settings.json"
 _INPUTS = ("settings.json", "config.yaml", "records/", "predictions/")
 """What a copy to `out` takes from a run, whatever `out` holds already."""
@@ -51,8 +55,10 @@ def find_runs(prefix: str) -> list[str]:
 
 
 def is_prefix_of_runs(url: str) -> bool:
-    """True for a folder that is not a run itself (no predictions/) but holds run folders."""
-    return not storage.is_dir(storage.join(url, "predictions")) and bool(find_runs(url))
+    """True for a folder that is not a run itself (no settings.json, no predictions/) but holds run folders."""
+    if storage.exists(storage.join(url, SETTINGS)) or storage.is_dir(storage.join(url, "predictions")):
+        return False
+    return bool(find_runs(url))
 
 
 def copy_run(source: str, target: str) -> None:
@@ -78,40 +84,103 @@ def regrade(
     address: str | None = None,
     force_unlock: bool = False,
 ) -> Regraded:
-    """Grade every run folder under `prefix` again, in one Ray session (results beside each run, or
+    """Grade every run folder under `prefix` again, in one session (results beside each run, or
     under `out`), holding the lock of every folder written until its results are."""
     runs = find_runs(prefix)
     if not runs:
         raise RunFolderError(f"no run folder under {prefix} (a run folder holds settings.json); give a run or a prefix")
     skipped: dict[str, str] = {}
-    gradings: list[Grading] = []
-    with contextlib.ExitStack() as locks, ray_session(address, worker_env()):
+    opened: list[tuple[str, RunFolder, Dataset, tuple[Row, ...], bool]] = []
+    for url in runs:
         try:
-            for url in runs:
-                try:
-                    with contextlib.ExitStack() as lock:
-                        gradings.append(_prepare(url, prefix, out, partial, details, force_unlock, lock))
-                        locks.enter_context(lock.pop_all())
-                except OebError as error:
-                    log.warning("%s skipped: %s", url, error)
-                    skipped[url] = str(error)
-        except BaseException:
-            for grading in gradings:
-                grading.out.discard()
-            raise
-        nodes = score_all(gradings)
-        graded = {grading.folder.url: finish(grading, nodes) for grading in gradings}
-    return Regraded(graded, skipped, frozenset(nodes))
+            opened.append((url, *open_folder(url)))
+        except OebError as error:
+            log.warning("%s skipped: %s", url, error)
+            skipped[url] = str(error)
+    documents = sum(len(rows) for _, _, _, rows, _ in opened)
+    graders: list[Grader] = []
+    with contextlib.ExitStack() as stack, session(address, worker_env(), documents=documents):
+        for url, folder, dataset, rows, brought in opened:
+            try:
+                with contextlib.ExitStack() as lock:
+                    if out is not None:
+                        folder = RunFolder(
+                            storage.join(out, url.removeprefix(prefix.rstrip("/")).strip("/") or folder.name)
+                        )
+                    lock.enter_context(folder.locked("oeb grade", force=force_unlock))
+                    if out is not None:
+                        copy_run(url, folder.url)
+                    grader = lock.enter_context(
+                        Grader(folder, dataset, rows, details=details, partial=partial, brought=brought)
+                    )
+                    grader.plan()
+                    stack.enter_context(lock.pop_all())
+                    graders.append(grader)
+            except OebError as error:
+                log.warning("%s skipped: %s", url, error)
+                skipped[url] = str(error)
+        with timed("grading"):
+            graded = {grader.folder.url: grader.finish() for grader in graders}
+    nodes = frozenset(node for result in graded.values() for node in result.nodes)
+    return Regraded(graded, skipped, nodes)
 
 
-def _prepare(
-    url: str, prefix: str, out: str | None, partial: bool, details: bool, force: bool, lock: contextlib.ExitStack
-) -> Grading:
-    """One run's grading, its written folder locked (and, for `out`, its inputs copied there first)."""
-    folder, dataset, rows, brought = open_folder(url)
-    if out is not None:
-        folder = RunFolder(storage.join(out, url.removeprefix(prefix.rstrip("/")).strip("/") or folder.name))
-    lock.enter_context(folder.locked("oeb grade", force=force))
-    if out is not None:
-        copy_run(url, folder.url)
-    return prepare(folder, dataset, rows, partial=partial, details=details, brought=brought)
+def grade_folder(
+    url: str,
+    *,
+    dataset: str | None = None,
+    manifest: str | None = None,
+    partial: bool = False,
+    details: bool = True,
+    address: str | None = None,
+    force_unlock: bool = False,
+) -> Graded:
+    """Grade a run folder, or a brought folder of predictions, against its dataset, holding the
+    folder's lock; in this process or on Ray as `oeb.run.cluster.session` decides for its size."""
+    folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
+    with (
+        folder.locked("oeb grade", force=force_unlock),
+        session(address, worker_env(), documents=len(rows)),
+        timed("grading"),
+        Grader(folder, opened, rows, partial=partial, details=details, brought=brought) as grader,
+    ):
+        return grader.finish()
+
+
+def open_folder(
+    url: str, *, dataset: str | None = None, manifest: str | None = None
+) -> tuple[RunFolder, Dataset, tuple[Row, ...], bool]:
+    """A folder to grade, checked: the folder, its dataset, the rows it answers, whether it was brought
+    (no settings.json). A run folder needs no predictions/ (all its documents may have failed)."""
+    folder = RunFolder(url)
+    if not storage.is_dir(folder.url):
+        raise RunFolderError(f"no folder at {url}; give the folder holding predictions/<id>.json")
+    settings = folder.settings() or {}
+    if not settings and not storage.is_dir(folder.path("predictions")):
+        if folder.name == "predictions":
+            parent = folder.url.rsplit("/", 1)[0]
+            raise RunFolderError(f"{url} is the predictions folder itself; give its parent, {parent}")
+        raise RunFolderError(f"{url} has no predictions/; a folder to grade holds predictions/<id>.json")
+    brought = not settings.get("system")
+    named = settings.get("dataset")
+    if named and settings.get("dataset_commit"):
+        named = f"{named}@{settings['dataset_commit']}"
+    opened = open_dataset(dataset or named or SAMPLE_DATASET, manifest or settings.get("manifest") or DEFAULT_MANIFEST)
+    if not brought:
+        _same_dataset(folder, settings, opened)
+    chosen = settings.get("rows") or {}
+    rows, _ = select(opened.rows, Rows(chosen.get("sample", 0), chosen.get("limit", 0), _ids(chosen.get("only"))))
+    return folder, opened, rows, brought
+
+
+def _ids(only: list[str] | None) -> tuple[str, ...] | None:
+    return None if only is None else tuple(only)
+
+
+def _same_dataset(folder: RunFolder, settings: dict[str, Any], dataset: Dataset) -> None:
+    for key in ("dataset", "manifest"):
+        if settings.get(key) != dataset.settings()[key]:
+            raise RunFolderError(
+                f"{folder.url} answers the {key} {settings.get(key)}, not {dataset.settings()[key]}; grade it "
+                f"with the {key} it was run on"
+            )

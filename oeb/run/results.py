@@ -1,14 +1,16 @@
-"""The graded forms of a run (HARNESS.md §3.5, §3.8): a document's line in scores.jsonl, its
-verdicts as JSON and as a table, the summary, and the run's cost. Pure functions, no Ray, no files.
+"""The graded forms of a run (docs/grading.md): a document's line in scores.jsonl, its verdicts as
+JSON and as a table, the summary, and the run's cost. Pure functions, no Ray, no storage.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb.scoring import RESULTS, Verdict, show_address
 
@@ -81,8 +83,19 @@ def verdict_table(doc_id: str, details: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.table(columns, schema=VERDICT_SCHEMA)
 
 
+def verdicts_parquet(tables: Iterable[str | Path]) -> bytes:
+    """verdicts.parquet from documents' verdict tables kept as Arrow files, in the order given."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, VERDICT_SCHEMA) as writer:
+        for path in tables:
+            with pa.memory_map(str(path)) as source:
+                writer.write_table(pa.ipc.open_file(source).read_all())
+    return bytes(sink.getvalue().to_pybytes())
+
+
 def scores_table(lines: Sequence[dict[str, Any]]) -> pa.Table:
-    """scores.jsonl as a table: one row per line; lists and errors as text, missing numbers null."""
+    """scores.jsonl as a table: one row per line; lists and errors as text, missing numbers null;
+    `scorer` is the digest of the scorer that graded the line."""
     columns: dict[str, list[Any]] = {
         "id": [line["id"] for line in lines],
         "status": [line["status"] for line in lines],
@@ -93,6 +106,7 @@ def scores_table(lines: Sequence[dict[str, Any]]) -> pa.Table:
     for name in ("approximated", "skipped_open_maps"):
         columns[name] = [json.dumps(line[name]) if name in line else None for line in lines]
     columns["error"] = [line.get("error") for line in lines]
+    columns["scorer"] = [line.get("scorer") for line in lines]
     return pa.table(columns)
 
 
@@ -114,7 +128,7 @@ def _means(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarize(lines: Sequence[dict[str, Any]], run: str, partial: dict[str, Any] | None = None) -> dict[str, Any]:
-    """summary.json: per-document means over scored documents, times coverage (§3.8)."""
+    """summary.json: per-document means over scored documents, times coverage."""
     scored = [line for line in lines if line["status"] == "scored"]
     failed = [line for line in lines if line["status"] == "failed"]
     coverage = len(scored) / (len(scored) + len(failed)) if lines else 0.0

@@ -13,10 +13,12 @@ import pytest
 import oeb
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
+from oeb.run.grade_task import scorer_digest
 from oeb.run.results import verdict_json
 from run.conftest import mock_config
 
 pytestmark = pytest.mark.ray
+SCORER = scorer_digest()
 
 DAMAGED = {
     "system.mock.misread": 0.1,
@@ -70,7 +72,7 @@ def test_scores_are_the_scorers_and_the_summary_averages_them(finished) -> None:
         expected = oeb.score(json.loads(prediction.read_text()), dataset.gold(row), dict(row.schema), verdicts=True)
         details = [json.loads(x) for x in (folder / "field_matching" / "details" / f"{row.doc_id}.jsonl").open()]
         assert details == [verdict_json(v) for v in expected.pop("verdicts")]
-        assert line == {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **expected}
+        assert line == {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **expected, "scorer": SCORER}
         accuracies.append(expected["accuracy"])
     summary = json.loads((folder / "field_matching" / "summary.json").read_text())
     assert summary == result.report["scorers"]["field_matching"]

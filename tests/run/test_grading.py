@@ -1,0 +1,193 @@
+"""The grade stage: the incremental Grader against `grade`, in this process against on Ray (the same
+bytes), the grading cache, provenance written and read back (local and s3://), `oeb grade` of a run
+whose documents all failed, and where a session runs its work."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+import oeb
+from oeb import storage
+from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.run import cluster, engine
+from oeb.run.folder import RunFolder
+from oeb.run.grade_stage import Grader, grade
+from oeb.run.grade_task import scorer_digest
+from oeb.run.regrade import grade_folder
+from run.conftest import mock_config
+
+RESULTS = "field_matching"
+
+
+def _answered(folder: Path) -> Path:
+    """A run folder over the sample: every document answered from its gold (every third with a
+    misread value), except one whose record failed."""
+    dataset = open_dataset(SAMPLE_DATASET)
+    (folder / "records").mkdir(parents=True)
+    (folder / "predictions").mkdir()
+    for n, (row, gold) in enumerate(dataset.golds()):
+        if n == 4:
+            record = {"id": row.doc_id, "output": None, "error": {"type": "Unreadable", "message": "not JSON"}}
+        else:
+            output = json.loads(json.dumps(gold))
+            if n % 3 == 0:
+                key = next(iter(output))
+                output[key] = "misread"
+            (folder / "predictions" / f"{row.doc_id}.json").write_text(json.dumps(output))
+            record = {"id": row.doc_id, "output": output, "error": None, "cost": {"usd": 0.01}}
+        (folder / "records" / f"{row.doc_id}.json").write_text(json.dumps(record))
+    return folder
+
+
+def _files(folder: Path) -> dict[str, Any]:
+    """Every file grading wrote, as bytes; summary.json parsed, without the time it was graded."""
+    files: dict[str, Any] = {}
+    for path in sorted((folder / RESULTS).rglob("*")):
+        if path.is_file():
+            files[str(path.relative_to(folder))] = path.read_bytes()
+    summary = json.loads(files.pop(f"{RESULTS}/summary.json"))
+    summary["run"] = "*"
+    del summary["provenance"]["graded_at"]
+    files["summary"] = summary
+    return files
+
+
+def _incrementally(folder: Path, order: list[str]) -> Grader:
+    dataset = open_dataset(SAMPLE_DATASET)
+    grader = Grader(RunFolder(str(folder)), dataset, dataset.rows)
+    for doc_id in order:
+        grader.add(doc_id)
+    return grader
+
+
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grading outside a session runs here even when a test's Ray is open."""
+    monkeypatch.setattr(cluster, "_ray_open", lambda: False)
+
+
+def test_the_incremental_grader_writes_what_grade_writes_and_uses_the_cache(tmp_path: Path, in_process) -> None:
+    whole, added = _answered(tmp_path / "whole"), _answered(tmp_path / "added")
+    dataset = open_dataset(SAMPLE_DATASET)
+    graded = grade(RunFolder(str(whole)), dataset, dataset.rows)
+    ids = [row.doc_id for row in dataset.rows]
+    with _incrementally(added, ids[::-1][:7]) as grader:  # the rest at finish
+        incremental = grader.finish()
+    assert _files(added) == _files(whole)
+    assert incremental.report["scorers"] == graded.report["scorers"] | {RESULTS: incremental.report["scorers"][RESULTS]}
+    assert incremental.nodes == graded.nodes == {"process"}
+    summary = graded.report["scorers"][RESULTS]
+    assert (summary["rows"], summary["failed"]) == (12, 1)
+
+    cache = {path.name: path.stat().st_mtime_ns for path in (added / RESULTS / "cache").iterdir()}
+    with _incrementally(added, ids) as grader:
+        assert grader.finish().report["scorers"][RESULTS]["headline"] == summary["headline"]
+        assert grader.rescored == 0
+    assert {path.name: path.stat().st_mtime_ns for path in (added / RESULTS / "cache").iterdir()} == cache
+
+
+@pytest.mark.ray
+def test_graders_on_ray_side_by_side_write_the_same_bytes_as_in_this_process(
+    ray_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = _answered(tmp_path / "here")
+    with monkeypatch.context() as patch:
+        patch.setattr(cluster, "_ray_open", lambda: False)
+        grade_folder(str(here))
+    first, second = _answered(tmp_path / "first"), _answered(tmp_path / "second")
+    ids = [row.doc_id for row in open_dataset(SAMPLE_DATASET).rows]
+    with cluster.session(None, {}, documents=24) as where:
+        assert where.kind == "open" and cluster.uses_ray()
+        with _incrementally(first, ids) as a, _incrementally(second, ids[::-1]) as b:
+            graded = [a.finish(), b.finish()]
+    assert all(result.nodes and "process" not in result.nodes for result in graded)
+    assert _files(first) == _files(second) == _files(here)
+
+
+@pytest.mark.ray
+def test_oeb_grade_grades_a_run_whose_documents_all_failed(ray_cluster, tmp_path: Path, capsys) -> None:
+    config = mock_config({"rows.limit": 3, "system.mock.malformed": 1.0})
+    result = engine.execute(engine.plan_run(config, str(tmp_path)))
+    folder = tmp_path / result.report["run"]
+    assert not (folder / "predictions").exists()
+    written = json.loads((folder / RESULTS / "summary.json").read_text())
+    capsys.readouterr()
+
+    assert main(["grade", str(folder)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    summary = report["scorers"][RESULTS]
+    assert (summary["headline"], summary["rows"], summary["failed"], summary["scored"]) == (0.0, 3, 3, None)
+    del summary["provenance"]["graded_at"], written["provenance"]["graded_at"]
+    assert summary == written
+    lines = storage.read_jsonl(str(folder / RESULTS / "scores.jsonl"))
+    assert [line["status"] for line in lines] == ["failed"] * 3
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_provenance_is_written_and_read_back(where: str, tmp_path: Path, s3_env, in_process) -> None:
+    made = _answered(tmp_path / "mine")
+    shutil.rmtree(made / "records")
+    folder = str(made)
+    if where == "s3":
+        folder = f"s3://oeb-tests/brought-{uuid.uuid4().hex[:8]}/mine"
+        for path in sorted((made / "predictions").iterdir()):
+            storage.write_bytes(f"{folder}/predictions/{path.name}", path.read_bytes())
+    graded = grade_folder(folder, dataset=SAMPLE_DATASET, partial=True)
+
+    summary = storage.read_json(f"{folder}/{RESULTS}/summary.json")
+    provenance = summary["provenance"]
+    assert summary == graded.report["scorers"][RESULTS]
+    assert list(provenance) == [
+        "oeb", "scorer", "git", "python", "packages", "platform", "dataset", "dataset_commit", "manifest",
+        "manifest_sha256", "graded_at",
+    ]  # fmt: skip
+    dataset = open_dataset(SAMPLE_DATASET)
+    assert provenance["oeb"] == oeb.__version__ == importlib.metadata.version("oeb")
+    assert provenance["scorer"] == scorer_digest()
+    assert (provenance["dataset"], provenance["dataset_commit"], provenance["manifest"]) == (
+        dataset.identity,
+        None,
+        "manifest.parquet",
+    )
+    assert provenance["git"] is None or set(provenance["git"]) == {"commit", "dirty"}
+    assert {"numpy", "scipy", "pyarrow", "ray", "httpx", "openai"} <= set(provenance["packages"])
+    assert len(provenance["manifest_sha256"]) == 64
+    lines = storage.read_jsonl(f"{folder}/{RESULTS}/scores.jsonl")
+    assert len(lines) == 12 and {line["scorer"] for line in lines} == {scorer_digest()}
+    table = storage.read_parquet(f"{folder}/{RESULTS}/scores.parquet")
+    assert table.column("scorer").to_pylist() == [scorer_digest()] * 12
+
+
+def test_the_verdicts_are_in_row_order(tmp_path: Path, in_process) -> None:
+    folder = _answered(tmp_path / "run")
+    dataset = open_dataset(SAMPLE_DATASET)
+    grade(RunFolder(str(folder)), dataset, dataset.rows)
+    ids = pq.read_table(folder / RESULTS / "verdicts.parquet").column("id").to_pylist()
+    assert list(dict.fromkeys(ids)) == [row.doc_id for n, row in enumerate(dataset.rows) if n != 4]
+
+
+def test_a_session_runs_small_jobs_here_and_uses_the_ray_it_is_told(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
+    monkeypatch.setattr(cluster, "_ray_open", lambda: False)
+    monkeypatch.delenv(cluster.ADDRESS_VARIABLE, raising=False)
+    assert cluster.choose(None, documents=cluster.SMALL_JOB).kind == "process"
+    assert cluster.choose(None, documents=cluster.SMALL_JOB + 1).kind == "local"
+    assert cluster.choose("local", documents=1).kind == "local"
+    assert cluster.choose("ray://head:10001", documents=1) == cluster.Where(
+        "attached", "ray://head:10001", "ray.address"
+    )
+    monkeypatch.setenv(cluster.ADDRESS_VARIABLE, "auto")
+    assert cluster.choose(None, documents=1) == cluster.Where("attached", "auto", cluster.ADDRESS_VARIABLE)
+    assert cluster.choose("10.0.0.1:6379", documents=1).address == "10.0.0.1:6379"  # the config wins
+    monkeypatch.delenv(cluster.ADDRESS_VARIABLE)
+    with caplog.at_level("INFO", logger="oeb"), cluster.session(None, {}, documents=3) as where:
+        assert where.kind == "process" and not cluster.uses_ray()
+    assert caplog.messages == [where.line(3)]
