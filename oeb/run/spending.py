@@ -1,7 +1,7 @@
 """What a run will cost and what it has spent, against its budget (docs/money.md).
 
 The plan shows `estimate`: the system's published price (per page or per document, kept on its
-adapter class as `price`) times the selected documents' page counts, per unit; "unknown" where the
+adapter: `Adapter.published_price`) times the selected documents' page counts, per unit; "unknown" where the
 system publishes no price or a document's pages cannot be counted. During the run `Spending` keeps
 the budget: a document starts only when what the records cost so far, plus every document in flight
 and this one at the mean cost so far (before any answer: the estimate's mean, and with no estimate
@@ -15,28 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from oeb.dataset import Dataset, Row
 from oeb.run.config import BUDGET_KEYS, SpendLimit
+from oeb.systems import Adapter, Price
 
 UNITS = BUDGET_KEYS
 """`usd` and `credits`: the units of a budget, of a price and of a record's `cost`."""
-
-
-class PriceLike(Protocol):
-    """What `estimate` reads of a system's published price (`oeb.systems.Price`)."""
-
-    @property
-    def usd_per_page(self) -> float | None: ...
-    @property
-    def usd_per_document(self) -> float | None: ...
-    @property
-    def credits_per_page(self) -> float | None: ...
-    @property
-    def credits_per_document(self) -> float | None: ...
-    @property
-    def source(self) -> str: ...
 
 
 def _money(unit: str, amount: float) -> str:
@@ -118,13 +104,12 @@ class Estimate:
         return f"{said}: covers about {covered} of {self.documents} documents; the run will stop there"
 
 
-def estimate(adapter: Any, dataset: Dataset, rows: Sequence[Row]) -> Estimate:
-    """The cost of asking `adapter` about `rows`, from its class's published `price` (None: unknown).
-    Pages are counted only when the price is per page."""
-    system = str(getattr(adapter, "name", type(adapter).__name__))
-    price: PriceLike | None = getattr(type(adapter), "price", None)
+def estimate(adapter: Adapter, dataset: Dataset, rows: Sequence[Row]) -> Estimate:
+    """The cost of asking `adapter` about `rows`, from its published price (None: unknown). Pages are
+    counted only when the price is per page."""
+    price: Price | None = adapter.published_price()
     if price is None:
-        return Estimate(system, len(rows))
+        return Estimate(adapter.name, len(rows))
     per_page = any(getattr(price, f"{unit}_per_page") is not None for unit in UNITS)
     pages = dataset.page_counts(rows) if per_page else {}
     costs = {}
@@ -133,7 +118,7 @@ def estimate(adapter: Any, dataset: Dataset, rows: Sequence[Row]) -> Estimate:
         if page is None and document is None:
             continue
         costs[unit] = tuple(_document_cost(page, document, pages.get(row.doc_id)) for row in rows)
-    return Estimate(system, len(rows), costs, price.source)
+    return Estimate(adapter.name, len(rows), costs, price.source)
 
 
 def _over(amount: float, budget: float) -> bool:

@@ -14,26 +14,24 @@ from hypothesis import strategies as st
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run.config import SpendLimit
 from oeb.run.spending import Estimate, Spending, estimate
+from oeb.systems import Price
+from oeb.systems.mock import Mock
 
 
 @dataclass(frozen=True)
-class Price:
-    """The shape of `oeb.systems.Price`."""
+class PerPage(Mock):
+    """mock with a per-page dollar price and a per-document credit price."""
 
-    usd_per_page: float | None = None
-    usd_per_document: float | None = None
-    credits_per_page: float | None = None
-    credits_per_document: float | None = None
-    source: str = "https://vendor.example/pricing"
+    def published_price(self) -> Price | None:
+        return Price(usd_per_page=0.01, credits_per_document=3.0, source="https://vendor.example/pricing")
 
 
-class PerPage:
-    name = "per-page"
-    price: ClassVar[Price | None] = Price(usd_per_page=0.01, credits_per_document=3.0)
+@dataclass(frozen=True)
+class Unpriced(Mock):
+    name: ClassVar[str] = "unpriced"
 
-
-class Unpriced:
-    name = "unpriced"
+    def published_price(self) -> Price | None:
+        return None
 
 
 SAMPLE = open_dataset(SAMPLE_DATASET)
@@ -60,7 +58,15 @@ def test_a_budget_that_covers_part_says_about_how_many_and_that_the_run_stops_th
     assert sum(pages[:covered]) * 0.01 <= 0.07 < sum(pages[: covered + 1]) * 0.01
 
 
-def test_without_a_price_or_a_page_count_the_estimate_says_unknown(tmp_path) -> None:
+def test_mock_is_priced_by_its_usd_option_per_document() -> None:
+    found = estimate(Mock(usd=0.5), SAMPLE, SAMPLE.rows[:4])
+    assert found.lines(SpendLimit(usd=1.0)) == [
+        "estimate: about $2.00 for 4 documents, at mock's usd option",
+        "budget $1.00: covers about 2 of 4 documents; the run will stop there",
+    ]
+
+
+def test_without_a_price_or_a_page_count_the_estimate_says_unknown() -> None:
     assert estimate(Unpriced(), SAMPLE, SAMPLE.rows).lines(SpendLimit(usd=5.0)) == [
         "estimate: unknown (unpriced has no published price in oeb)",
         "budget $5.00: the cost is unknown until answers come back; at most the documents in flight are "
