@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from huggingface_hub import HfApi, constants, hf_hub_download
@@ -24,7 +25,7 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from huggingface_hub.utils import tqdm as hub_tqdm
+from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
 from oeb.errors import DatasetNotFoundError, HubError, OebError, StorageNotFoundError
 
@@ -59,9 +60,9 @@ def parse_address(url: str) -> HubAddress:
 class _Quiet(hub_tqdm):
     """No progress bar per file: a check reads hundreds of small gold files."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["disable"] = True
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]  # tqdm's __init__ is unannotated
 
 
 def _endpoint() -> str:

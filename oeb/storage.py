@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import fsspec
-import pyarrow as pa
-import pyarrow.parquet as pq
-from fsspec.implementations.local import LocalFileSystem
-from fsspec.spec import AbstractFileSystem
+import fsspec  # type: ignore[import-untyped]  # fsspec and pyarrow ship no type information
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
+from fsspec.spec import AbstractFileSystem  # type: ignore[import-untyped]
 
 from oeb import _json
 from oeb.errors import (
@@ -107,7 +107,8 @@ def filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     """The configured fsspec filesystem for `url` (endpoint, profile, token) and the path in it."""
     protocol = _protocol(url)
     try:
-        return fsspec.core.url_to_fs(url, **_storage_options(protocol))
+        fs, path = fsspec.core.url_to_fs(url, **_storage_options(protocol))
+        return fs, str(path)
     except (ValueError, ImportError) as error:
         raise StorageURLError(
             f"{url}: oeb cannot use the {protocol}:// protocol ({error}); give a folder, a file://, s3:// or hf:// URL"
@@ -156,14 +157,14 @@ def exists(url: str) -> bool:
     """True when a file or a folder exists at the URL."""
     fs, path = filesystem(url)
     with storage_errors(url, "look up"):
-        return fs.exists(path)
+        return bool(fs.exists(path))
 
 
 def is_dir(url: str) -> bool:
     """True when the URL is a folder (on S3: a prefix with at least one object under it)."""
     fs, path = filesystem(url)
     with storage_errors(url, "look up"):
-        return fs.isdir(path)
+        return bool(fs.isdir(path))
 
 
 def list_files(url: str) -> dict[str, int]:
@@ -184,7 +185,7 @@ def read_bytes(url: str) -> bytes:
     """The whole content of a file."""
     fs, path = filesystem(url)
     with storage_errors(url, "read"):
-        return fs.cat_file(path)
+        return bytes(fs.cat_file(path))
 
 
 def read_many(folder: str, paths: Sequence[str]) -> dict[str, bytes | StorageError]:
@@ -197,7 +198,7 @@ def read_many(folder: str, paths: Sequence[str]) -> dict[str, bytes | StorageErr
 
     def read(path: str) -> bytes | StorageError:
         try:
-            return fs.cat_file(join(root, path))
+            return bytes(fs.cat_file(join(root, path)))
         except Exception as error:
             reported = _storage_error(join(folder, path), "read", error)
             if reported is None:

@@ -11,7 +11,7 @@ from oeb.cli._output import print_json
 from oeb.scoring import Explanation, explain_value
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "explain",
         help="show a value's canonical form and the steps that produced it",

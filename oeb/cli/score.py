@@ -10,7 +10,7 @@ from oeb.errors import UsageError
 from oeb.scoring import score
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "score",
         help="score one prediction against its gold (field matching)",
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     pred = load_json_object(args.pred, "--pred")
     gold = load_json_object(args.gold, "--gold")
     schema = load_json_object(args.schema, "--schema")
-    order_matters: list[str] | bool = () if args.order_matters is None else (args.order_matters or True)
+    order_matters: list[str] | bool = [] if args.order_matters is None else (args.order_matters or True)
     result = score(pred, gold, schema, order_matters=order_matters, verdicts=args.details or args.verdicts)
     print_json(result_json(result))
     return 0

@@ -9,7 +9,7 @@ from oeb.systems import adapter_class, names
 from oeb.systems.llm import EXAMPLES
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "systems",
         help="list the systems, or show one system's options and the key it needs",
