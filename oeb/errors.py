@@ -147,10 +147,18 @@ class Interrupted(OebError):
 
 
 class ReportError(OebError):
-    """A folder given to `oeb report` or `oeb compare` is not a graded run folder (no settings.json,
-    no field_matching/scores.jsonl), or the same system setting is given twice."""
+    """A folder given to `oeb report`, `oeb compare` or `oeb audit` is not a graded folder (no
+    field_matching/scores.jsonl), or the same system setting is given twice."""
 
 
 class ReportMismatch(ReportError):
     """Runs given to one report were made on different datasets, manifests, dataset commits or
-    document sets: their numbers are not comparable, so they are never put in one table."""
+    document sets, or graded by different scorers: their numbers are not comparable, so they are never
+    put in one table (scorers: unless `--mixed-scorers`)."""
+
+
+class QualityGateFailed(OebError):
+    """A CI gate failed after its output was written: `oeb compare --fail-if-worse` found B significantly
+    worse than A, or `oeb report --fail-under` found a headline below the bar."""
+
+    exit_code = 3

@@ -31,6 +31,7 @@ VERBS = (
     "predict",
     "report",
     "compare",
+    "audit",
 )
 
 

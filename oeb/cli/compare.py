@@ -1,8 +1,10 @@
-"""`oeb compare RUN_A RUN_B`: the documents where two runs of the same documents differ most, per suite."""
+"""`oeb compare RUN_A RUN_B`: the paired analysis of two graded runs of the same documents, the documents
+where they differ most per suite, and the CI gate `--fail-if-worse`."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from typing import Any
@@ -11,55 +13,94 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from oeb import storage
+from oeb.cli.report import fraction
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add `oeb compare` and its flags."""
     parser = subparsers.add_parser(
         "compare",
-        help="the documents where two graded runs differ most, per suite",
+        help="paired analysis of two graded runs, and where they differ most",
         description=(
-            "Per suite, the documents with the largest change of accuracy from RUN_A to RUN_B (a failed "
-            "document counts 0) and the verdict counts that moved. Both runs must cover the same documents."
+            "Over the documents both runs hold (a failed document counts 0): the mean difference of accuracy "
+            "B - A with its 95%% paired-bootstrap interval and a paired sign-flip p-value, overall and per "
+            "suite; then per suite the documents that changed most and the verdict counts that moved. Both "
+            "runs must cover the same documents of one dataset."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local or s3://)")
+    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local or s3://): the baseline")
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="text: tables (default)")
+    parser.add_argument(
+        "--format", choices=("text", "md", "json", "html"), default="text", help="text: tables (default)"
+    )
+    parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
+    parser.add_argument(
+        "--fail-if-worse",
+        nargs="?",
+        const=0.0,
+        type=fraction,
+        metavar="MARGIN",
+        help="CI gate: exit 3 when B is significantly worse than A, the upper end of the 95%% interval "
+        "below -MARGIN (a share, default 0)",
+    )
     parser.set_defaults(run=run)
 
 
-def _moved(moved: dict[str, int]) -> str:
-    return ", ".join(f"{kind} {count:+d}" for kind, count in moved.items())
-
-
-def _table(suite: str, block: dict[str, Any], a: str, b: str) -> Table:
-    table = Table(title=f"{suite}: {block['differ']} of {block['documents']} documents differ", title_justify="left")
-    for column in ("document", f"A {a}", f"B {b}", "Δ accuracy", "verdicts moved (B - A)"):
-        table.add_column(column, justify="left" if column in ("document", "verdicts moved (B - A)") else "right")
-    for doc in block["top"]:
-        accuracy = [
-            f"{100 * value:.2f}" if status == "scored" else "failed"
-            for value, status in zip(doc["accuracy"], doc["status"], strict=True)
-        ]
-        cells = [doc["id"], *accuracy, f"{100 * doc['delta']:+.2f}", _moved(doc["moved"])]
+def _table(title: str, header: tuple[str, ...], rows: list[list[str]], left: int) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, column in enumerate(header):
+        table.add_column(column, justify="left" if i < left or i == len(header) - 1 else "right")
+    for cells in rows:
         table.add_row(*map(Text, cells))  # Text: ids may hold [brackets], which rich reads as markup
     return table
 
 
+def _text(result: dict[str, Any], to_file: bool) -> str | None:
+    """The comparison as tables: printed (None), or as plain text for a file."""
+    from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
+
+    console = Console(file=io.StringIO(), record=True, width=160) if to_file else Console(width=160)
+    console.print(compare_heading(result), markup=False)
+    console.print(_table("paired: B - A", PAIRED_COLUMNS, paired_rows(result["paired"]), 1))
+    console.print(paired_note(result), markup=False)
+    for suite, block in result["per_suite"].items():
+        title = f"{suite}: {block['differ']} of {block['documents']} documents differ"
+        console.print(_table(title, TOP_COLUMNS, top_rows(block), 1))
+    return console.export_text() if to_file else None
+
+
 def run(args: argparse.Namespace) -> int:
-    from oeb.errors import UsageError
+    """Print or write the comparison, then apply the `--fail-if-worse` gate."""
+    from oeb.errors import QualityGateFailed, UsageError
     from oeb.report import compare, load_runs
+    from oeb.report.html import render_compare_html
+    from oeb.report.paired import worse_beyond
+    from oeb.report.tables import compare_markdown
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
     a, b = load_runs([args.run_a, args.run_b], distinct=False)
     result = compare(a, b, args.top)
-    if args.format == "json":
-        json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-        return 0
-    console = Console(width=160)
-    console.print(f"A = {a.name} ({a.label}), B = {b.name} ({b.label})", markup=False)
-    for suite, block in result["per_suite"].items():
-        console.print(_table(suite, block, a.name, b.name))
+    if args.format == "text":
+        text = _text(result, args.out is not None)
+    elif args.format == "md":
+        text = compare_markdown(result)
+    elif args.format == "json":
+        text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = render_compare_html(result)
+    if args.out:
+        storage.write_text(args.out, text or "")
+        print(f"oeb compare: wrote {args.out}", file=sys.stderr)
+    elif text is not None:
+        sys.stdout.write(text)
+    paired = result["paired"]
+    if args.fail_if_worse is not None and worse_beyond(paired, args.fail_if_worse):
+        low, high = paired["ci95"]
+        raise QualityGateFailed(
+            f"{b.name} is worse than {a.name}: accuracy {100 * paired['mean_diff']:+.2f} points, 95% interval "
+            f"{100 * low:+.2f} to {100 * high:+.2f}, entirely below -{100 * args.fail_if_worse:.2f}"
+        )
     return 0

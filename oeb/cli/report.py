@@ -1,4 +1,5 @@
-"""`oeb report RUN [RUN ...]`: the leaderboard over graded run folders, as a table, Markdown, JSON or HTML."""
+"""`oeb report RUN [RUN ...]`: the leaderboard over graded run folders, as a table, Markdown, JSON or HTML,
+and the CI gate `--fail-under`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import io
 import json
 import sys
+from typing import Any
 
 from rich.console import Console
 
@@ -13,13 +15,27 @@ from oeb import storage
 from oeb.cli._runs import OUT_WIDTH
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def fraction(text: str) -> float:
+    """A share between 0 and 1 given on the command line (0.85, not 85)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share such as 0.85") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1; give a share such as 0.85 for 85%")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add `oeb report` and its flags."""
     parser = subparsers.add_parser(
         "report",
         help="the leaderboard over graded run folders (local or s3://)",
         description=(
             "One row per system setting, best headline first, and the accuracy per suite. Runs of different "
-            "datasets, manifests or document sets are refused."
+            "datasets, manifests or document sets are refused, and so are runs graded by different scorers "
+            "unless --mixed-scorers. A graded folder of one's own predictions (oeb grade mine/ --dataset D) "
+            "is a run labelled by its folder name."
         ),
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local or s3://)")
@@ -34,28 +50,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="html: at most N verdicts per document and system embedded, errors first (0: all)",
     )
+    parser.add_argument(
+        "--mixed-scorers",
+        action="store_true",
+        help="rank runs graded by different scorers together, with a scorer column",
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=fraction,
+        metavar="X",
+        help="CI gate: after the report, exit 3 when a run's headline is below X (a share, e.g. 0.85)",
+    )
     parser.set_defaults(run=run)
 
 
+def _text(board: dict[str, Any], to_file: bool) -> str | None:
+    """The tables printed to the terminal (None), or as plain text for a file."""
+    from oeb.report import rich_tables
+
+    # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
+    if not to_file:
+        console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+    else:
+        console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+    for table in rich_tables(board):
+        console.print(table)
+    return console.export_text() if to_file else None
+
+
 def run(args: argparse.Namespace) -> int:
-    from oeb.errors import UsageError
-    from oeb.report import leaderboard, load_runs, markdown, render_html, rich_tables
+    """Print or write the report, then apply the `--fail-under` gate."""
+    from oeb.errors import QualityGateFailed, UsageError
+    from oeb.report import leaderboard, load_runs, markdown, render_html
 
     if args.details_limit < 0:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
     runs = load_runs(args.runs)
-    board = leaderboard(runs)
+    board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
     if args.format == "text":
-        # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
-        if args.out is None:
-            console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
-        else:
-            console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
-        for table in rich_tables(board):
-            console.print(table)
-        if args.out is None:
-            return 0
-        text = console.export_text()
+        text = _text(board, args.out is not None)
     elif args.format == "md":
         text = markdown(board)
     elif args.format == "json":
@@ -63,8 +96,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render_html(runs, board, args.details_limit)
     if args.out:
-        storage.write_text(args.out, text)
+        storage.write_text(args.out, text or "")
         print(f"oeb report: wrote {args.out}", file=sys.stderr)
-    else:
+    elif text is not None:
         sys.stdout.write(text)
+    if args.fail_under is not None:
+        below = [row for row in board["rows"] if row["headline"] < args.fail_under]
+        if below:
+            shown = ", ".join(f"{row['system']} {100 * row['headline']:.2f}%" for row in below)
+            raise QualityGateFailed(f"headline below {100 * args.fail_under:.2f}%: {shown}")
     return 0

@@ -1,4 +1,5 @@
-"""The HTML report: one self-contained file (inline CSS and JS, no network).
+"""The HTML pages: the report (one self-contained file, inline CSS and JS, no network), and the plain
+pages of a comparison and of a gold audit.
 
 The leaderboard and per-suite numbers are embedded as one JSON value; each document's verdicts sit
 in their own `<script type="application/json">` block, parsed only when the document is opened, so a
@@ -8,12 +9,19 @@ are embedded, errors first (the rest are counted and stay in details/<id>.jsonl)
 
 from __future__ import annotations
 
+import html
 import json
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from oeb import storage
+from oeb.dataset import Dataset
+from oeb.report.audit import COLUMNS as AUDIT_COLUMNS
+from oeb.report.audit import Finding
+from oeb.report.audit import rows as audit_rows
 from oeb.report.runs import Run, details, schema_sent
+from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
 from oeb.scoring import RESULTS, show_address
 
 VERDICTS = (*RESULTS, "skipped_open_map")
@@ -80,8 +88,8 @@ def _document(runs: list[Run], doc_id: str, limit: int) -> dict[str, Any]:
 
 def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIMIT) -> str:
     """The whole report page; `runs` in the leaderboard's order."""
-    order = {row["run"]: i for i, row in enumerate(board["rows"])}
-    runs = sorted(runs, key=lambda run: order[run.name])
+    order = {row["url"]: i for i, row in enumerate(board["rows"])}
+    runs = sorted(runs, key=lambda run: order[run.url])
     lines = [{line["id"]: line for line in run.lines} for run in runs]
     documents = []
     for doc_id in runs[0].doc_ids:
@@ -97,11 +105,73 @@ def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIM
             }
         )
     blocks = "\n".join(
-        f'<script type="application/json" id="doc-{i}">{_script_json(_document(runs, d["id"], limit))}</script>'
-        for i, d in enumerate(documents)
+        f'<script type="application/json" id="doc-{i}">{_script_json(_document(runs, d, limit))}</script>'
+        for i, d in enumerate(runs[0].doc_ids)
     )
     data = {"board": board, "documents": documents, "verdicts": list(VERDICTS)}
     page = resources.files("oeb.report").joinpath("page.html").read_text(encoding="utf-8")
     head, rest = page.split("/*DATA*/null")
     middle, tail = rest.split("<!--DOCUMENTS-->")
     return head + _script_json(data) + middle + blocks + tail
+
+
+Cell = str | tuple[str, str | None]
+"""A table cell: text, or (text, link) shown as a link when the link is one a browser opens."""
+
+_PLAIN_STYLE = (
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
+    "th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}th{background:#f4f4f4}"
+    "td{white-space:pre-wrap;word-break:break-word}.note{color:#666;font-size:.9em}h2{font-size:1.15em}"
+)
+
+
+def _cell(cell: Cell) -> str:
+    if isinstance(cell, str):
+        return html.escape(cell)
+    text, link = cell
+    if link and link.startswith(("http://", "https://", "file://")):
+        return f'<a href="{html.escape(link)}" target="_blank" rel="noopener">{html.escape(text)}</a>'
+    return html.escape(text if not link else f"{text} ({link})")  # s3:// is shown, browsers cannot open it
+
+
+def plain_page(title: str, sections: Sequence[tuple[str, str, Sequence[str], Sequence[Sequence[Cell]]]]) -> str:
+    """A self-contained page of tables: each section a heading, a note, a header and rows."""
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    for heading, note, header, rows in sections:
+        body.append(f"<h2>{html.escape(heading)}</h2>")
+        if note:
+            body.append(f'<p class="note">{html.escape(note)}</p>')
+        head = "".join(f"<th>{html.escape(column)}</th>" for column in header)
+        cells = "".join("<tr>" + "".join(f"<td>{_cell(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_PLAIN_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def render_compare_html(result: dict[str, Any]) -> str:
+    """The comparison as a page: the paired analysis, then per suite the documents that moved most."""
+    sections: list[tuple[str, str, Sequence[str], Sequence[Sequence[Cell]]]] = [
+        (
+            "Paired comparison",
+            f"{compare_heading(result)}. {paired_note(result)}",
+            PAIRED_COLUMNS,
+            paired_rows(result["paired"]),
+        )
+    ]
+    for suite, block in result["per_suite"].items():
+        heading = f"{suite}: {block['differ']} of {block['documents']} documents differ"
+        sections.append((heading, "", TOP_COLUMNS, top_rows(block)))
+    return plain_page("oeb compare", sections)
+
+
+def render_audit_html(findings: Sequence[Finding], dataset: Dataset, line: str) -> str:
+    """The audit view: every finding with a link to its document's PDF, to check the gold against it."""
+    paths = {row.doc_id: row.doc_path for row in dataset.rows}
+    table: list[list[Cell]] = []
+    for finding, cells in zip(findings, audit_rows(findings), strict=True):
+        link = pdf_link(dataset.identity, dataset.commit, paths.get(finding.doc_id))
+        table.append([(cells[0], link), *cells[1:]])
+    note = f"{line}. Check each against the PDF; `oeb audit --write-fixes DIR` writes proposed gold files to review."
+    return plain_page("oeb audit", [("Findings", note, AUDIT_COLUMNS, table)])

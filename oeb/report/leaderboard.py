@@ -1,6 +1,6 @@
 """The leaderboard: one row per system setting, the numbers recomputed from scores.jsonl.
 
-Definitions (the same per-document means as summary.json, HARNESS.md §3.8):
+Definitions (the same per-document means as summary.json, docs/reports.md):
 
 - `accuracy`: the mean over scored documents of each document's accuracy (matched / total);
 - `<kind>` shares (misread, unfound, fabricated, invented_item, invented_field): the mean over scored
@@ -14,6 +14,9 @@ Definitions (the same per-document means as summary.json, HARNESS.md §3.8):
   PDF page count documents.json knows (`paged_documents`, `pages`); None for a unit nobody reported;
 - `ci95`: a percentile bootstrap of accuracy: 2,000 resamples of the scored documents with
   replacement, numpy's default generator seeded with `SEED`, the 2.5th and 97.5th percentiles.
+
+Runs graded by different scorers measure different things: they are ranked together only when asked
+(`mixed_scorers`), and then each row shows its scorer.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from oeb.report.runs import Run
+from oeb.report.runs import Run, check_scorers
 from oeb.run.pages import UNITS
 from oeb.scoring import RESULTS
 
@@ -107,8 +110,11 @@ def _suite(line: dict[str, Any]) -> str:
     return (line.get("row") or {}).get("suite") or "other"
 
 
-def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
-    """Every run's row, best headline first, and the same rows per suite."""
+def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, Any]:
+    """Every run's row, best headline first, and the same rows per suite; runs graded by different
+    scorers are refused unless `mixed_scorers`."""
+    if not mixed_scorers:
+        check_scorers(list(runs))
     suites = list(dict.fromkeys(_suite(line) for run in runs for line in run.lines))
     rows = []
     for run in runs:
@@ -117,6 +123,8 @@ def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
                 "system": run.label,
                 "run": run.name,
                 "url": run.url,
+                "scorer": run.scorer,
+                "provenance": run.provenance or None,
                 **metrics(run.lines, run.costs, run.documents),
                 "per_suite": {
                     suite: metrics([line for line in run.lines if _suite(line) == suite], run.costs, run.documents)
@@ -125,11 +133,12 @@ def leaderboard(runs: Sequence[Run]) -> dict[str, Any]:
             }
         )
     rows.sort(key=lambda row: -row["headline"])
-    first = runs[0].settings
+    first = next((run for run in runs if run.named("dataset") is not None), runs[0])
     return {
-        "dataset": first.get("dataset"),
-        "dataset_commit": first.get("dataset_commit"),
-        "manifest": first.get("manifest"),
+        "dataset": first.named("dataset"),
+        "dataset_commit": first.named("dataset_commit"),
+        "manifest": first.named("manifest"),
+        "mixed_scorers": len({run.scorer for run in runs}) > 1,
         "documents": len(runs[0].lines),
         "suites": suites,
         "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "interval": "percentile 2.5-97.5 of accuracy"},

@@ -1,14 +1,16 @@
 """Graded run folders as a report sees them: settings, scores.jsonl lines, recorded costs, the
-documents' paths and page counts (documents.json), details.
+documents' paths and page counts (documents.json), the grading's provenance, details.
 
-Reads only the run folder (local or `s3://`, through `oeb.storage`), so a report can be made on any
-machine that can read the folders, without the dataset.
+A folder `oeb run` made has settings.json; a brought folder (predictions of one's own graded with
+`oeb grade mine/ --dataset D`) has none: it is labelled by its folder name and names its dataset in
+summary.json's `provenance`. Reads only the folder (local or `s3://`, through `oeb.storage`), so a
+report can be made on any machine that can read the folders, without the dataset.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oeb import _json, storage
@@ -18,12 +20,14 @@ from oeb.scoring.score import RESULTS
 
 _SAME = ("dataset", "manifest", "dataset_commit")
 """What runs must share (with their document set) to be put in one table."""
+_RESULTS = "field_matching"
 
 
 @dataclass(frozen=True)
 class Run:
-    """One graded run folder: its settings, its scores.jsonl lines, the recorded cost per unit and
-    document (`costs["usd"][doc_id]`, also `"credits"`) and documents.json ({} when grading wrote none)."""
+    """One graded folder: its settings ({} for a brought folder), its scores.jsonl lines, the recorded
+    cost per unit and document (`costs["usd"][doc_id]`, also `"credits"`), documents.json ({} when
+    grading wrote none) and summary.json's `provenance` ({} when grading recorded none)."""
 
     url: str
     settings: dict[str, Any]
@@ -31,21 +35,57 @@ class Run:
     costs: dict[str, dict[str, float]]
     documents: dict[str, Any]
     label: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
-        return self.settings.get("run") or self.url.rstrip("/").rsplit("/", 1)[-1]
+        """The run's name, or the folder's name for a brought folder."""
+        return str(self.settings.get("run") or self.url.rstrip("/").rsplit("/", 1)[-1])
+
+    @property
+    def brought(self) -> bool:
+        """Predictions of one's own graded by `oeb grade` (no settings.json naming a system)."""
+        return not self.settings.get("system")
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
         return tuple(line["id"] for line in self.lines)
 
+    def named(self, key: str) -> Any:
+        """`dataset`, `manifest` or `dataset_commit`: from settings.json, else from the provenance
+        grading wrote (a brought folder's only record of what it was graded against)."""
+        if key in self.settings:
+            return self.settings[key]
+        return self.provenance.get(key)
 
-def _read(url: str, what: str) -> Any:
-    try:
-        return storage.read_jsonl(url) if url.endswith(".jsonl") else storage.read_json(url)
-    except StorageNotFoundError:
-        raise ReportError(f"{url}: no {what}; give a run folder that `oeb run` or `oeb grade` graded") from None
+    @property
+    def scorer(self) -> str | None:
+        """The digest of the scorer that graded the run (provenance, and every scores.jsonl line);
+        several joined by "+" when its lines were graded by different scorers; None when unrecorded."""
+        digests = {line["scorer"] for line in self.lines if isinstance(line.get("scorer"), str)}
+        if isinstance(self.provenance.get("scorer"), str):
+            digests.add(self.provenance["scorer"])
+        return "+".join(sorted(digests)) or None
+
+
+def _read(url: str) -> Any:
+    return storage.read_jsonl(url) if url.endswith(".jsonl") else storage.read_json(url)
+
+
+def _not_graded(url: str) -> ReportError:
+    """Why a folder without scores cannot be reported, with the command that grades it."""
+    if not storage.is_dir(url):
+        return ReportError(f"no folder at {url}; give a folder that `oeb run` or `oeb grade` graded")
+    if storage.exists(storage.join(url, "settings.json")):
+        return ReportError(f"{url} is not graded (no {_RESULTS}/scores.jsonl); grade it first: oeb grade {url}")
+    if storage.is_dir(storage.join(url, "predictions")):
+        return ReportError(
+            f"{url} is not graded (no {_RESULTS}/scores.jsonl); grade it first: oeb grade {url} --dataset DATASET"
+        )
+    return ReportError(
+        f"{url} holds no graded run (no settings.json, predictions/ or {_RESULTS}/scores.jsonl); "
+        "give a folder that `oeb run` or `oeb grade` graded"
+    )
 
 
 def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
@@ -83,32 +123,54 @@ def _line_problem(line: Any) -> str | None:
     return None
 
 
+def _provenance(url: str) -> dict[str, Any]:
+    """summary.json's `provenance`, {} when grading wrote none (graded by an older oeb)."""
+    try:
+        summary = storage.read_json(storage.join(url, _RESULTS, "summary.json"))
+    except StorageNotFoundError:
+        return {}
+    provenance = summary.get("provenance") if isinstance(summary, dict) else None
+    return provenance if isinstance(provenance, dict) else {}
+
+
 def load_run(url: str) -> Run:
-    """A graded run folder; a one-line `ReportError` when it is not one."""
+    """A graded run folder or graded brought folder; a one-line `ReportError` when it is neither."""
     url = url.rstrip("/")
-    settings = _read(storage.join(url, "settings.json"), "settings.json")
+    scores = storage.join(url, _RESULTS, "scores.jsonl")
+    try:
+        lines = _read(scores)
+    except StorageNotFoundError:
+        raise _not_graded(url) from None
+    try:
+        settings = _read(storage.join(url, "settings.json"))
+    except StorageNotFoundError:
+        settings = {}  # a brought folder: what it was graded against is in the provenance
     if not isinstance(settings, dict):
         raise ReportError(f"{storage.join(url, 'settings.json')} is not a JSON object; restore it")
-    lines = _read(storage.join(url, "field_matching", "scores.jsonl"), "field_matching/scores.jsonl")
     for number, line in enumerate(lines, start=1):
         problem = _line_problem(line)
         if problem is not None:
-            raise ReportError(
-                f"{storage.join(url, 'field_matching', 'scores.jsonl')} line {number} {problem}; "
-                f"grade the run again (oeb grade {url})"
-            )
-    return Run(url, settings, lines, _costs(url, [line["id"] for line in lines]), pages.read(url))
+            raise ReportError(f"{scores} line {number} {problem}; grade the run again (oeb grade {url})")
+    ids = [line["id"] for line in lines]
+    return Run(url, settings, lines, _costs(url, ids), pages.read(url), provenance=_provenance(url))
 
 
 def _setting(run: Run) -> str:
-    """The system setting as JSON text: the system and its options (two runs of one setting collide)."""
+    """The system setting as JSON text: the system and its options (two runs of one setting collide);
+    a brought folder is its own setting."""
+    if run.brought:
+        return json.dumps(["brought", run.url])
     return json.dumps([run.settings.get("system"), run.settings.get("options")], sort_keys=True)
 
 
 def _labels(runs: list[Run]) -> list[str]:
-    """Each run's system, plus the options that tell it apart from other runs of the same system."""
+    """Each run's system, plus the options that tell it apart from other runs of the same system; a
+    brought folder's name."""
     labels = []
     for run in runs:
+        if run.brought:
+            labels.append(run.name)
+            continue
         system, options = run.settings.get("system", "?"), run.settings.get("options") or {}
         others = [r.settings.get("options") or {} for r in runs if r.settings.get("system") == system]
         differing = [key for key in options if any(other.get(key) != options[key] for other in others)]
@@ -119,22 +181,25 @@ def _labels(runs: list[Run]) -> list[str]:
 
 def check_comparable(runs: list[Run], distinct: bool = True) -> None:
     """Refuse runs that would mix datasets, manifests, commits or document sets, or (`distinct`)
-    repeat a system setting, which would give two rows of one name."""
+    repeat a system setting, which would give two rows of one name. A brought folder graded before
+    grading recorded its dataset is checked by its documents alone."""
+    named = [run for run in runs if run.named("dataset") is not None]
+    for run in named[1:]:
+        for key in _SAME:
+            if run.named(key) != named[0].named(key):
+                raise ReportMismatch(
+                    f"runs {named[0].name} and {run.name} differ in {key} ({named[0].named(key)!r} vs "
+                    f"{run.named(key)!r}); give runs of one dataset together"
+                )
     first = runs[0]
     for run in runs[1:]:
-        for key in _SAME:
-            if run.settings.get(key) != first.settings.get(key):
-                raise ReportMismatch(
-                    f"runs {first.name} and {run.name} differ in {key} ({first.settings.get(key)!r} vs "
-                    f"{run.settings.get(key)!r}); report runs of one dataset together"
-                )
         if set(run.doc_ids) != set(first.doc_ids):
             only_first = sorted(set(first.doc_ids) - set(run.doc_ids))
             only_run = sorted(set(run.doc_ids) - set(first.doc_ids))
             raise ReportMismatch(
                 f"runs {first.name} and {run.name} differ in documents ({len(only_first)} only in {first.name}, "
                 f"{len(only_run)} only in {run.name}, e.g. {(only_first or only_run)[0]!r}); "
-                "report runs with the same rows selection together"
+                "give runs with the same rows selection together"
             )
     seen: dict[str, str] = {}
     for run in runs if distinct else ():
@@ -143,6 +208,19 @@ def check_comparable(runs: list[Run], distinct: bool = True) -> None:
                 f"runs {seen[_setting(run)]} and {run.name} are the same system setting; give one run per setting"
             )
         seen[_setting(run)] = run.name
+
+
+def check_scorers(runs: list[Run]) -> None:
+    """Refuse runs graded by different scorers (their numbers are not the same measure): a one-line
+    `ReportMismatch` naming two of them and the ways out."""
+    first = runs[0]
+    for run in runs[1:]:
+        if run.scorer != first.scorer:
+            raise ReportMismatch(
+                f"runs {first.name} and {run.name} were graded by different scorers ({first.scorer or 'unrecorded'} "
+                f"vs {run.scorer or 'unrecorded'}); grade them again with one oeb (oeb grade RUN), or pass "
+                "--mixed-scorers to rank them anyway with a scorer column"
+            )
 
 
 def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
@@ -155,14 +233,19 @@ def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
 def details(run: Run, doc_id: str) -> list[dict[str, Any]]:
     """A scored document's verdicts (details/<id>.jsonl); empty when the run kept no details for it."""
     try:
-        return storage.read_jsonl(storage.join(run.url, "field_matching", "details", f"{doc_id}.jsonl"))
+        verdicts: list[dict[str, Any]] = storage.read_jsonl(
+            storage.join(run.url, _RESULTS, "details", f"{doc_id}.jsonl")
+        )
     except StorageNotFoundError:
         return []
+    return verdicts
 
 
 def schema_sent(run: Run, doc_id: str) -> dict[str, Any] | None:
     """The schema the run sent for a document (its record's `sent`), or None without a record."""
     try:
-        return storage.read_json(storage.join(run.url, "records", f"{doc_id}.json")).get("sent")
+        record = storage.read_json(storage.join(run.url, "records", f"{doc_id}.json"))
     except StorageNotFoundError:
         return None
+    sent = record.get("sent") if isinstance(record, dict) else None
+    return sent if isinstance(sent, dict) else None

@@ -1,4 +1,5 @@
-"""The leaderboard and the per-suite table as rich tables (terminal) or Markdown, in percent."""
+"""The leaderboard and the per-suite table as rich tables (terminal) or Markdown, in percent; a
+`scorer` column when the runs were graded by different scorers (`--mixed-scorers`)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,13 @@ def cost_cells(cost: dict[str, dict[str, Any] | None], between: str) -> tuple[st
     return between.join(per_doc) or "–", between.join(per_pages) or "–"
 
 
-def _cells(row: dict[str, Any], between: str = "; ") -> list[str]:
+def _columns(board: dict[str, Any]) -> list[str]:
+    return [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
+
+
+def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> list[str]:
     ci = row["ci95"]
+    scorer = [(row["scorer"] or "unrecorded")[:12]] if board["mixed_scorers"] else []
     return [
         row["system"],
         _pct(row["headline"]),
@@ -48,6 +54,7 @@ def _cells(row: dict[str, Any], between: str = "; ") -> list[str]:
         f"{row['scored']}/{row['documents']}",
         *cost_cells(row["cost"], between),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
+        *scorer,
     ]
 
 
@@ -72,8 +79,8 @@ def _caption(board: dict[str, Any]) -> str:
 def rich_tables(board: dict[str, Any]) -> list[Table]:
     """The leaderboard and the per-suite accuracy table, for a terminal."""
     table = Table(title="leaderboard · field_matching", title_justify="left", caption=_caption(board))
-    rows = [_cells(row, "\n") for row in board["rows"]]
-    for i, column in enumerate(COLUMNS):
+    rows = [_cells(row, board, "\n") for row in board["rows"]]
+    for i, column in enumerate(_columns(board)):
         # A narrow terminal wraps the headers and the system names, never a number.
         widest = max((len(line) for cells in rows for line in cells[i].splitlines()), default=0)
         if i == 0:
@@ -90,7 +97,7 @@ def rich_tables(board: dict[str, Any]) -> list[Table]:
     return [table, suites]
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -100,8 +107,84 @@ def markdown(board: dict[str, Any]) -> str:
     """The two tables as Markdown, ready for a README or a pull request."""
     return (
         "## Leaderboard\n\n"
-        + _markdown_table(list(COLUMNS), [_cells(row) for row in board["rows"]])
+        + markdown_table(_columns(board), [_cells(row, board) for row in board["rows"]])
         + f"\n\n{_caption(board)}\n\n## Accuracy per suite\n\n"
-        + _markdown_table(["system", *board["suites"]], [_suite_cells(r, board["suites"]) for r in board["rows"]])
+        + markdown_table(["system", *board["suites"]], [_suite_cells(r, board["suites"]) for r in board["rows"]])
         + "\n"
     )
+
+
+PAIRED_COLUMNS = ("scope", "documents", "Δ accuracy (B - A)", "95% CI", "p-value", "verdict")
+TOP_COLUMNS = ("document", "A", "B", "Δ accuracy", "verdicts moved (B - A)")
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:+.2f}"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+
+
+def paired_rows(paired: dict[str, Any]) -> list[list[str]]:
+    """The paired analysis as table rows, overall first then per suite, in percentage points."""
+    rows = []
+    for scope, stats in [("all", paired), *paired["per_suite"].items()]:
+        ci = stats["ci95"]
+        interval = "–" if ci is None else f"{_signed(ci[0])} to {_signed(ci[1])}"
+        rows.append(
+            [
+                scope,
+                str(stats["documents"]),
+                _signed(stats["mean_diff"]),
+                interval,
+                _p(stats["p_value"]),
+                stats["verdict"],
+            ]
+        )
+    return rows
+
+
+def top_rows(block: dict[str, Any]) -> list[list[str]]:
+    """A suite's documents that changed most: accuracy in A and B (or "failed"), the change and the
+    verdict counts that moved."""
+    rows = []
+    for doc in block["top"]:
+        accuracy = [
+            _pct(value) if status == "scored" else "failed"
+            for value, status in zip(doc["accuracy"], doc["status"], strict=True)
+        ]
+        moved = ", ".join(f"{kind} {count:+d}" for kind, count in doc["moved"].items())
+        rows.append([doc["id"], *accuracy, _signed(doc["delta"]), moved])
+    return rows
+
+
+def compare_heading(result: dict[str, Any]) -> str:
+    """Which run is A and which B, with their headlines."""
+    a, b = result["a"], result["b"]
+    return (
+        f"A = {a['run']} ({a['system']}, headline {_pct(a['headline'])}), "
+        f"B = {b['run']} ({b['system']}, headline {_pct(b['headline'])})"
+    )
+
+
+def paired_note(result: dict[str, Any]) -> str:
+    """What the paired numbers are, in one paragraph."""
+    method = result["paired"]["method"]
+    return (
+        f"Percentage points; difference: {method['difference']}; CI: {method['ci95']}; "
+        f"p: {method['p_value']}. equal: the interval holds 0."
+    )
+
+
+def compare_markdown(result: dict[str, Any]) -> str:
+    """The comparison as Markdown: the paired analysis, then per suite the documents that moved most."""
+    parts = [
+        f"## Paired comparison\n\n{compare_heading(result)}\n",
+        markdown_table(list(PAIRED_COLUMNS), paired_rows(result["paired"])),
+        f"\n{paired_note(result)}\n",
+    ]
+    for suite, block in result["per_suite"].items():
+        parts.append(f"### {suite}: {block['differ']} of {block['documents']} documents differ\n")
+        parts.append(markdown_table(list(TOP_COLUMNS), top_rows(block)) + "\n")
+    return "\n".join(parts)

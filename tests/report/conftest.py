@@ -18,7 +18,9 @@ import oeb
 from oeb import storage
 from oeb.dataset import open_dataset
 from oeb.run import pages
-from oeb.run.results import jsonl, summarize, verdict_json
+from oeb.run.results import VERDICT_SCHEMA, jsonl, summarize, verdict_json, verdict_table
+
+SCORER_DIGEST = "f1e1d0c0ffee"
 
 SCHEMA = {
     "type": "object",
@@ -81,38 +83,80 @@ def write_dataset(folder: Path) -> str:
     return str(folder)
 
 
+def provenance(dataset: str, scorer: str = SCORER_DIGEST) -> dict[str, Any]:
+    """summary.json's `provenance` as grading writes it (the contract in docs/reports.md)."""
+    opened = open_dataset(dataset)
+    return {
+        "oeb": oeb.__version__,
+        "scorer": scorer,
+        "git": {"commit": "0123456789abcdef", "dirty": False},
+        "python": "3.12.9",
+        "packages": {"numpy": "2.5.0", "scipy": "1.18.0"},
+        "platform": "Linux-x86_64",
+        **opened.settings(),
+        "dataset_commit": opened.commit,
+        "manifest_sha256": "ab" * 32,
+        "graded_at": "2026-12-01T15:00:00Z",
+    }
+
+
 def write_run(
-    folder: str, name: str, answers: dict[str, Any], dataset: str, costs: dict[str, dict[str, Any]] | None = None
+    folder: str,
+    name: str,
+    answers: dict[str, Any],
+    dataset: str,
+    costs: dict[str, dict[str, Any]] | None = None,
+    *,
+    brought: bool = False,
+    scorer: str | None = SCORER_DIGEST,
+    golds: dict[str, Any] | None = None,
+    schema: dict[str, Any] | None = None,
+    suites: dict[str, str] | None = None,
 ) -> str:
     """A run folder as `oeb run` leaves it: settings, records with costs (`costs[doc_id]`, by default
-    $0.01 per answered document), predictions, scores, summary, details and documents.json (written by
-    the grade stage's own function)."""
+    $0.01 per answered document), predictions, scores, summary (with the provenance when `scorer`),
+    details, verdicts.parquet and documents.json (written by the grade stage's own function). `brought`:
+    a folder of one's own predictions as `oeb grade mine/ --dataset D` leaves it (no settings.json, no
+    records). `golds`, `schema` and `suites` default to the fixture dataset's."""
     url = storage.join(folder, name)
     opened = open_dataset(dataset)
-    storage.write_json(
-        storage.join(url, "settings.json"),
-        {"run": name, "system": "mock", "options": {"name": name}, **opened.settings()},
-    )
-    lines, records = [], {}
-    for doc_id, gold in GOLD.items():
+    golds = GOLD if golds is None else golds
+    suites = SUITES if suites is None else suites
+    if not brought:
+        storage.write_json(
+            storage.join(url, "settings.json"),
+            {"run": name, "system": "mock", "options": {"name": name}, **opened.settings()},
+        )
+    lines, records, tables = [], {}, []
+    stamp = {} if scorer is None else {"scorer": scorer}
+    for doc_id, gold in golds.items():
         prediction = answers.get(doc_id)
-        row = {"suite": SUITES[doc_id]}
+        row = {"suite": suites[doc_id]}
         cost = (costs or {}).get(doc_id, {"usd": 0.01 if prediction else None})
         error = None if prediction else {"type": "SystemFailed", "message": "400"}
-        records[doc_id] = {"output": prediction, "sent": SCHEMA, "error": error, "cost": cost}
+        records[doc_id] = {"output": prediction, "sent": schema or SCHEMA, "error": error, "cost": cost}
         if prediction:
             storage.write_json(storage.join(url, "predictions", f"{doc_id}.json"), prediction)
-        storage.write_json(storage.join(url, "records", f"{doc_id}.json"), records[doc_id])
+        if not brought:
+            storage.write_json(storage.join(url, "records", f"{doc_id}.json"), records[doc_id])
         if prediction is None:
-            lines.append({"id": doc_id, "status": "failed", "row": row, "error": "SystemFailed: 400"})
+            lines.append({"id": doc_id, "status": "failed", "row": row, "error": "SystemFailed: 400", **stamp})
             continue
-        result = oeb.score(prediction, gold, SCHEMA, verdicts=True)
+        result = oeb.score(prediction, gold, schema or SCHEMA, verdicts=True)
         verdicts = [verdict_json(v) for v in result.pop("verdicts")]
         storage.write_bytes(storage.join(url, "field_matching", "details", f"{doc_id}.jsonl"), jsonl(verdicts))
-        lines.append({"id": doc_id, "status": "scored", "row": row, **result})
+        tables.append(verdict_table(doc_id, verdicts))
+        lines.append({"id": doc_id, "status": "scored", "row": row, **result, **stamp})
     storage.write_bytes(storage.join(url, "field_matching", "scores.jsonl"), jsonl(lines))
-    storage.write_json(storage.join(url, "field_matching", "summary.json"), summarize(lines, name))
-    pages.write(url, opened, opened.rows, records)
+    storage.write_parquet(
+        storage.join(url, "field_matching", "verdicts.parquet"),
+        pa.concat_tables(tables) if tables else VERDICT_SCHEMA.empty_table(),
+    )
+    summary = summarize(lines, name)
+    if scorer is not None:
+        summary["provenance"] = provenance(dataset, scorer)
+    storage.write_json(storage.join(url, "field_matching", "summary.json"), summary)
+    pages.write(url, opened, [r for r in opened.rows if r.doc_id in golds], records)
     return url
 
 
