@@ -167,16 +167,16 @@ class GoldVendor:
                 self.answered[document.doc_id] += 1
             return document
 
-    def forget(self, doc_id: str | None = None) -> list[str]:
+    def forget(self, doc_id: str | None = None) -> set[str]:
         """Forget the jobs of `doc_id` (all jobs when None), as a vendor that expired them: their
-        polls answer 404 from now on. Returns the jobs forgotten."""
+        polls answer 404 from now on. Returns the documents whose jobs were forgotten."""
         with self._lock:
-            gone = [job for job, document in self.jobs.items() if doc_id in (None, document.doc_id)]
+            gone = {job: document for job, document in self.jobs.items() if doc_id in (None, document.doc_id)}
             for job in gone:
                 del self.jobs[job]
                 if job not in self.finished:
                     self.busy -= 1
-            return gone
+            return {document.doc_id for document in gone.values()}
 
     def throttle(self, submits: int, retry_after: float) -> None:
         """Answer the next `submits` submits 429 with `Retry-After: retry_after`."""
