@@ -1,4 +1,4 @@
-"""Checking user-given options against an adapter's dataclass fields (HARNESS.md 5.4).
+"""Checking user-given options against an adapter's dataclass fields (docs/systems/index.md).
 
 Options are part of a run's identity, so they must be plain JSON and must round-trip: an int given
 for a float option becomes a float (`0` and `0.0` name one run), a list for a tuple option a tuple.

@@ -1,4 +1,4 @@
-"""Shared rules for reading vendor answers (SYSTEMS.md 1.12).
+"""Shared rules for reading vendor answers, as the reference reads them.
 
 Citation and confidence envelopes are not stripped here: the scorer normalises them identically for
 every vendor. Adapters only unwrap what their format forces.

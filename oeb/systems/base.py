@@ -92,7 +92,7 @@ _COST_FIELDS = (
 
 def scan_cost(raw: Any) -> Cost:
     """The first dollar figure found at the usual places of a raw answer, for adapters that report
-    none (SYSTEMS.md 1.5). Reading a top-level `total_cost` as cents follows the reference, so
+    none. Reading a top-level `total_cost` as cents follows the reference, so
     recorded costs agree with its runs."""
     for path, scale in _COST_FIELDS:
         value = number(dig(raw, path))

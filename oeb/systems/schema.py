@@ -1,5 +1,5 @@
 """The schema a system is sent: the conventions every system gets (step A, `question_schema`) and
-the per-vendor dialects (step B), as SYSTEMS.md 1.11 specifies.
+the per-vendor dialects (step B), as the reference applies them.
 
 Every function returns a new schema and leaves its input alone. Two documented differences from the
 reference: the convention sentences are oeb's own wording, and step A removes `default` and

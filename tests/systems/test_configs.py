@@ -1,4 +1,4 @@
-"""The shipped configs: one complete, valid config per published row (SYSTEMS.md section 3)."""
+"""The shipped configs: one complete, valid config per published row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schema conventions (step A) and the vendor dialects (step B), on SYSTEMS.md 1.11's worked example."""
+"""Schema conventions (step A) and the vendor dialects (step B), on the reference's worked example."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What each adapter puts on the wire and how it reads each vendor's particular answers: headers,
-bodies, the schema as reshaped for that vendor, and vendor-specific quirks (SYSTEMS.md section 2)."""
+bodies, the schema as reshaped for that vendor, and vendor-specific quirks."""
 
 from __future__ import annotations
 

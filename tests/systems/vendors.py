@@ -1,4 +1,4 @@
-"""Route tables: each shipped vendor's wire protocol (SYSTEMS.md section 2) for the generic fake.
+"""Route tables: each shipped vendor's wire protocol for the generic fake.
 
 Each `Vendor` installs the happy path (one "still working" poll, then the answer) and names the
 route where faults go (`submit`: the first request whose failure makes the whole attempt restart),
