@@ -12,7 +12,7 @@ import yaml
 from oeb import cli
 from oeb.dataset import SAMPLE_DATASET
 from systems.conftest import PDF
-from systems.fake_vendor import FakeVendor
+from systems.fake_vendor import FakeVendor, Reply
 
 CONFIGS = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
 
@@ -101,6 +101,22 @@ def test_predict_prints_the_record_and_exits_0(files: dict[str, Path], capsys: p
     assert (record["output"], record["timeout_s"], record["cost"]["usd"]) == ({"capex": 5}, 1800, 0.5)
     sent = record["sent"]["properties"]["capex"]
     assert "default" not in sent and "positive magnitude" in sent["description"]  # the conventions applied
+
+
+def test_predict_of_a_job_vendor_submits_then_collects_in_one_go(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fake: FakeVendor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("REDUCTO_API_KEY", "sk-cli-0123456789")
+    fake.on("POST", "/upload", Reply(200, {"file_id": "reducto://f1"}))
+    fake.on("POST", "/extract_async", Reply(200, {"job_id": "j1"}))
+    done = {"status": "Completed", "result": {"usage": {"credits": 3}, "result": {"capex": 5}}}
+    fake.on("GET", "/job/j1", Reply(200, {"status": "Pending", "result": None}), Reply(200, done))
+    options = json.dumps({"base_url": fake.url, "poll_interval": 0.01})
+    assert cli.main(predict(files, "--options", options, system="reducto")) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["output"], record["job_id"], record["cost"]["credits"]) == ({"capex": 5}, "j1", 3)
+    assert len(fake.sent("POST", "/extract_async")) == 1 and len(fake.sent("GET", "/job/j1")) == 2
 
 
 def test_predict_exits_1_when_the_record_holds_an_error(
