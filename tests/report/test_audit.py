@@ -9,50 +9,16 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from conftest import write_run
+from synthetic import SCHEMA, noisy, true_gold, write_dataset
 
 from oeb.cli import main
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "vendor": {"type": "string"},
-        "date": {"type": "string", "format": "date"},
-        "currency": {"type": "string", "enum": ["USD", "EUR", "GBP"]},
-        "po": {"type": "string"},
-        "total": {"type": "number"},
-        "lines": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}, "price": {"type": "number"}},
-            },
-        },
-    },
-}
-VENDORS = ("Acme Tools", "Müller & Söhne", "Corner Café", "Łódź Textiles", "Nordic Supply", "Brightline Ltd")
 SYSTEMS = ("alpha", "bravo", "charlie", "delta", "echo")
 DOCUMENTS = 40
 MISREAD, UNFOUND = 0.12, 0.05
 """Each simulated system misreads 12% and misses 5% of the values, each in its own way."""
-
-
-def _true_gold(rng: random.Random, number: int) -> dict[str, Any]:
-    lines = [
-        {"sku": f"SKU-{number:02d}-{row}", "qty": rng.randint(1, 40), "price": round(rng.uniform(1, 500), 2)}
-        for row in range(rng.randint(5, 8))
-    ]
-    return {
-        "vendor": VENDORS[number % len(VENDORS)],
-        "date": f"2025-{1 + number % 12:02d}-{1 + number % 28:02d}",
-        "currency": ("USD", "EUR", "GBP")[number % 3],
-        "po": f"PO-{rng.randint(10000, 99999)}",
-        "total": round(sum(line["qty"] * line["price"] for line in lines), 2),
-        "lines": lines,
-    }
 
 
 def _seed_errors(golds: dict[str, dict[str, Any]], rng: random.Random) -> set[tuple[str, str]]:
@@ -85,52 +51,21 @@ def _seed_errors(golds: dict[str, dict[str, Any]], rng: random.Random) -> set[tu
     return seeded
 
 
-def _noisy(value: Any, system: str, rng: random.Random) -> Any:
-    """A system's reading of one value: mostly right, else wrong in a way of its own, or missing."""
-    if isinstance(value, dict):
-        return {key: read for key, item in value.items() if (read := _noisy(item, system, rng)) is not None}
-    if isinstance(value, list):
-        return [_noisy(item, system, rng) for item in value]
-    draw = rng.random()
-    if draw < UNFOUND:
-        return None
-    if draw < UNFOUND + MISREAD:
-        if isinstance(value, str):
-            return f"{value} {system}{rng.randint(0, 999)}"
-        return value + rng.randint(1, 1000) * (1 + SYSTEMS.index(system))
-    return value
-
-
-def _dataset(folder: Path, golds: dict[str, dict[str, Any]]) -> str:
-    (folder / "gold").mkdir(parents=True)
-    for doc_id, gold in golds.items():
-        (folder / "gold" / f"{doc_id}.json").write_text(json.dumps(gold, ensure_ascii=False))
-    columns = {
-        "doc_id": list(golds),
-        "doc_path": [f"pdfs/{doc_id}.pdf" for doc_id in golds],
-        "gt_path": [f"gold/{doc_id}.json" for doc_id in golds],
-        "schema": [json.dumps(SCHEMA)] * len(golds),
-        "suite": ["invoices"] * len(golds),
-    }
-    pq.write_table(pa.table(columns), folder / "manifest.parquet")
-    return str(folder)
-
-
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory) -> dict[str, Any]:
     """The dataset with seeded gold errors, the true golds, and five graded runs (two brought folders),
     the last of which cuts the lines of three documents short."""
     tmp_path = tmp_path_factory.mktemp("seeded")
     rng = random.Random(7)
-    truth = {f"inv_{n:02d}": _true_gold(rng, n) for n in range(DOCUMENTS)}
+    truth = {f"inv_{n:02d}": true_gold(rng, n) for n in range(DOCUMENTS)}
     golds = json.loads(json.dumps(truth))
     errors = _seed_errors(golds, rng)
-    dataset = _dataset(tmp_path / "data", golds)
+    dataset = write_dataset(tmp_path / "data", golds)
     short = {"inv_05", "inv_13", "inv_22"}
     runs = []
     for i, system in enumerate(SYSTEMS):
         noise = random.Random(100 + i)
-        answers = {doc_id: _noisy(gold, system, noise) for doc_id, gold in truth.items()}
+        answers = {doc_id: noisy(gold, system, noise, MISREAD, UNFOUND) for doc_id, gold in truth.items()}
         if system == "echo":
             for doc_id in short:
                 answers[doc_id]["lines"] = answers[doc_id]["lines"][:1]
