@@ -72,8 +72,9 @@ class Estimate:
                 return count
         return self.documents
 
-    def lines(self, limit: SpendLimit) -> list[str]:
-        """The plan's lines: the estimate per unit, and what each budget covers."""
+    def lines(self, limit: SpendLimit, spent: dict[str, float | None] | None = None) -> list[str]:
+        """The plan's lines: the estimate per unit, and what each budget covers (on a resume, what is
+        left of it once the records already saved, `spent` per unit, are paid)."""
         lines = []
         for unit in UNITS:
             total = self.total(unit)
@@ -88,12 +89,12 @@ class Estimate:
         for unit in UNITS:
             budget = _limit(limit, unit)
             if budget is not None:
-                lines.append(self._budget_line(unit, budget))
+                lines.append(self._budget_line(unit, budget, (spent or {}).get(unit) or 0.0))
         return lines
 
-    def _budget_line(self, unit: str, budget: float) -> str:
-        said = f"budget {_money(unit, budget)}"
-        covered = self.covers(unit, budget)
+    def _budget_line(self, unit: str, budget: float, spent: float) -> str:
+        said = f"budget {_money(unit, budget)}" + (f" ({_money(unit, spent)} spent already)" if spent else "")
+        covered = self.covers(unit, budget - spent)
         if covered is None:
             return (
                 f"{said}: the cost is unknown until answers come back; at most the documents in flight are "

@@ -53,6 +53,9 @@ def test_a_budget_that_covers_part_says_about_how_many_and_that_the_run_stops_th
     assert found.lines(SpendLimit(credits=20.0))[-1] == (
         "budget 20 credits: covers about 6 of 12 documents; the run will stop there"
     )
+    assert found.lines(SpendLimit(credits=20.0), spent={"usd": 1.0, "credits": 11.0})[-1] == (
+        "budget 20 credits (11 credits spent already): covers about 3 of 12 documents; the run will stop there"
+    )
     pages = [SAMPLE.page_counts(SAMPLE.rows)[row.doc_id] for row in SAMPLE.rows]
     covered = found.covers("usd", 0.07)
     assert sum(pages[:covered]) * 0.01 <= 0.07 < sum(pages[: covered + 1]) * 0.01
