@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 import oeb.run  # noqa: F401  (sets Ray's environment defaults before Ray is imported)
 from oeb.dataset import open_dataset
 from oeb.run.config import check_tree, init_tree
-from oeb.run.engine import grade_folder
+from oeb.run.regrade import grade_folder
 from oeb.run.folder import RunFolder
 from oeb.run.predict import predict_rows
 

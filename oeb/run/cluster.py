@@ -43,6 +43,9 @@ TIMINGS_VARIABLE = "OEB_TIMINGS"
 SMALL_JOB = 200
 """Jobs of at most this many documents run in this process when no Ray is named: a local Ray's
 start-up and shutdown (12-25 s here) is more than their work (docs/performance/fixed-costs.md)."""
+SMALL_WORK = 16 << 20
+"""...and, when the bytes to score are known beforehand (`oeb grade`), of at most this many: about
+25 s of scoring on one core, which two cores of a local Ray would not finish sooner counting its start."""
 _AUTH_MODE = "RAY_AUTH_MODE"
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 
@@ -61,8 +64,9 @@ class Where:
         """The one line oeb prints about which Ray it uses."""
         if self.kind == "process":
             return (
-                f"work runs in this process, without Ray ({documents} documents; a job of more than {SMALL_JOB} "
-                f"starts a local Ray, and ray.address or {ADDRESS_VARIABLE} names one to use)"
+                f"work runs in this process, without Ray ({documents} documents; a job of more than {SMALL_JOB}, "
+                f"or of more than {SMALL_WORK >> 20} MB to score, starts a local Ray; ray.address or "
+                f"{ADDRESS_VARIABLE} names one to use)"
             )
         if self.kind == "local":
             return "work runs on a private local Ray started for this command (token authentication, no dashboard)"
@@ -91,10 +95,10 @@ def _ray_open() -> bool:
     return ray is not None and bool(ray.is_initialized())
 
 
-def choose(address: str | None, *, documents: int) -> Where:
-    """Where a job of `documents` runs, given the address from the config or command line (None:
-    the `OEB_RAY_ADDRESS` variable, else this process for a small job and a private local Ray for
-    a larger one)."""
+def choose(address: str | None, *, documents: int, work: int | None = None) -> Where:
+    """Where a job of `documents` (and `work` bytes to score, when known) runs, given the address
+    from the config or command line (None: the `OEB_RAY_ADDRESS` variable, else this process for a
+    small job and a private local Ray for a larger one)."""
     if _ray_open():
         return Where("open")
     source = "ray.address" if address else None
@@ -104,15 +108,16 @@ def choose(address: str | None, *, documents: int) -> Where:
         return Where("local", address, source)
     if address:
         return Where("attached", address, source)
-    return Where("process") if documents <= SMALL_JOB else Where("local")
+    small = documents <= SMALL_JOB and (work is None or work <= SMALL_WORK)
+    return Where("process") if small else Where("local")
 
 
 @contextlib.contextmanager
-def session(address: str | None, env: dict[str, str], *, documents: int) -> Iterator[Where]:
-    """Where the work of a job of `documents` runs (see `choose`), for the length of the block: a
-    Ray started here is shut down at the end, one attached to is left running. Logs one line
-    saying which."""
-    where = choose(address, documents=documents)
+def session(address: str | None, env: dict[str, str], *, documents: int, work: int | None = None) -> Iterator[Where]:
+    """Where the work of a job of `documents` (`work` bytes to score, when known) runs (see
+    `choose`), for the length of the block: a Ray started here is shut down at the end, one
+    attached to is left running. Logs one line saying which."""
+    where = choose(address, documents=documents, work=work)
     log.info("%s", where.line(documents))
     with timed("session start"):
         if where.kind in ("local", "attached"):
@@ -149,7 +154,8 @@ def _init(where: Where, env: dict[str, str]) -> None:
         else:
             _use_existing_token(where.address)
             ray.init(address=where.address, runtime_env={"env_vars": env}, **quiet)  # type: ignore[arg-type]
-    except (ConnectionError, RuntimeError, ValueError) as error:
+    except Exception as error:  # Ray raises a bare Exception when its node does not start in time
+        ray.shutdown()
         what = "a local Ray" if where.kind == "local" else f"the Ray at {where.address} (from {where.source})"
         message = " ".join(str(error).split())[:300]
         raise RayUnavailable(
@@ -162,7 +168,8 @@ def _init(where: Where, env: dict[str, str]) -> None:
 def _keep_token_auth() -> None:
     """A new local Ray turns token authentication on by default and warns that it did; saying so
     explicitly keeps the protection and leaves nothing to warn about (a user's own RAY_AUTH_MODE wins)."""
-    os.environ.setdefault(_AUTH_MODE, "token")
+    if _AUTH_MODE not in os.environ:
+        _token_mode()
 
 
 def _use_existing_token(address: str | None) -> None:
@@ -173,7 +180,16 @@ def _use_existing_token(address: str | None) -> None:
     from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
 
     if AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
-        os.environ[_AUTH_MODE] = "token"
+        _token_mode()
+
+
+def _token_mode() -> None:
+    """Token authentication for this process and the Ray processes it starts. Ray read its mode
+    when it was imported, so it reads it again (as Ray does when it turns the mode on itself)."""
+    from ray._raylet import Config  # type: ignore[attr-defined]
+
+    os.environ[_AUTH_MODE] = "token"
+    Config.initialize("")
 
 
 @contextlib.contextmanager

@@ -257,7 +257,8 @@ class Grader:
     """One folder's grading: documents handed over as they are saved (`add`), the rest at `finish`.
 
     Use it as a context manager, so a run that stops or fails leaves no temporary files: leaving
-    the block by an exception abandons the grading (what was scored stays in the cache).
+    the block without `finish` (a system that stopped) or by an exception abandons the grading
+    (what was scored stays in the cache).
     """
 
     def __init__(
@@ -281,6 +282,7 @@ class Grader:
         self.nodes: set[str] = set()
         self.rescored = 0
         self.records: dict[str, dict[str, Any]] | None = None
+        self.finished = False
         self.unfinished: list[str] = []
         self.queued = 0
         self._listing: dict[str, int] = {}
@@ -296,7 +298,7 @@ class Grader:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        if error is not None:
+        if error is not None or not self.finished:
             self.abandon(error)
 
     def add(self, doc_id: str, record: dict[str, Any] | None = None) -> None:
@@ -417,7 +419,9 @@ class Grader:
             self._wait()
             if self.error is not None:
                 raise self.error
-            return self._write()
+            graded = self._write()
+            self.finished = True
+            return graded
         except BaseException as error:
             self.abandon(error)
             raise

@@ -98,8 +98,9 @@ def regrade(
             log.warning("%s skipped: %s", url, error)
             skipped[url] = str(error)
     documents = sum(len(rows) for _, _, _, rows, _ in opened)
+    work = sum(_work(folder) for _, folder, _, _, _ in opened)
     graders: list[Grader] = []
-    with contextlib.ExitStack() as stack, session(address, worker_env(), documents=documents):
+    with contextlib.ExitStack() as stack, session(address, worker_env(), documents=documents, work=work):
         for url, folder, dataset, rows, brought in opened:
             try:
                 with contextlib.ExitStack() as lock:
@@ -140,11 +141,16 @@ def grade_folder(
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
     with (
         folder.locked("oeb grade", force=force_unlock),
-        session(address, worker_env(), documents=len(rows)),
+        session(address, worker_env(), documents=len(rows), work=_work(folder)),
         timed("grading"),
         Grader(folder, opened, rows, partial=partial, details=details, brought=brought) as grader,
     ):
         return grader.finish()
+
+
+def _work(folder: RunFolder) -> int:
+    """The bytes a grading of `folder` scores, about: its predictions and as much gold (one listing)."""
+    return 2 * sum(size for path, size in folder.listing().items() if path.startswith("predictions/"))
 
 
 def open_folder(

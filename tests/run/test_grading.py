@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ from oeb.run.folder import RunFolder
 from oeb.run.grade_stage import Grader, grade
 from oeb.run.grade_task import scorer_digest
 from oeb.run.regrade import grade_folder
+from oeb.run.results import headline_line
 from run.conftest import mock_config
 
 RESULTS = "field_matching"
@@ -191,3 +196,25 @@ def test_a_session_runs_small_jobs_here_and_uses_the_ray_it_is_told(monkeypatch:
     with caplog.at_level("INFO", logger="oeb"), cluster.session(None, {}, documents=3) as where:
         assert where.kind == "process" and not cluster.uses_ray()
     assert caplog.messages == [where.line(3)]
+
+
+@pytest.mark.slow
+def test_oeb_grade_on_a_private_local_ray_prints_only_oebs_lines(tmp_path: Path) -> None:
+    folder = _answered(tmp_path / "mine")
+    shutil.rmtree(folder / "records")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_")}  # a user's shell
+    env |= {cluster.ADDRESS_VARIABLE: "local", "HOME": str(tmp_path)}  # Ray's token goes to HOME/.ray
+    command = [sys.executable, "-c", "import sys; from oeb.cli import main; sys.exit(main())", "grade", str(folder)]
+    done = subprocess.run([*command, "--partial"], env=env, capture_output=True, text=True, timeout=600, check=False)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    summary = report["scorers"][RESULTS]
+    before_tables = done.stderr.split("leaderboard")[0].splitlines()
+    assert before_tables == [
+        cluster.Where("local", "local", cluster.ADDRESS_VARIABLE).line(12),
+        "mine: 11 documents scored, 0 of them from the cache",
+        headline_line(summary, report["cost"]),
+    ]
+    assert not re.search(r"WARNING|INFO|Token|RAY_|\.py:\d+", done.stdout + done.stderr)
+    assert (tmp_path / ".ray" / "auth_token").exists()  # token authentication kept
