@@ -36,12 +36,8 @@ JOBS = [v for v in VENDORS if v.polls]
 SYNCHRONOUS = [v for v in VENDORS if not v.polls]
 
 
-@pytest.fixture(params=JOBS, ids=str)
-def job_vendor(request: pytest.FixtureRequest, fake: FakeVendor, monkeypatch: pytest.MonkeyPatch) -> Vendor:
-    case: Vendor = request.param
-    case.install(fake)
-    monkeypatch.setenv(case.key, KEY)
-    return case
+each_job_vendor = pytest.mark.parametrize("vendor", JOBS, indirect=True, ids=str)
+"""The conftest's `vendor` (its happy path installed, its key set), for the job vendors only."""
 
 
 def adapter(vendor: Vendor, fake: FakeVendor) -> Adapter:
@@ -67,99 +63,103 @@ def test_job_vendors_declare_they_submit_and_the_others_do_not() -> None:
     assert not adapter_class("openai/gpt-5.6-sol").submits
 
 
+@each_job_vendor
 def test_a_job_vendor_submits_once_then_collects_from_the_handle_alone(
-    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+    vendor: Vendor, fake: FakeVendor, pdf: Path
 ) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf))
+    first = submitted(step(adapter(vendor, fake), pdf))
     assert first.asking.handle == first.handle and json.loads(json.dumps(first.handle)) == first.handle
-    assert len(fake.sent(*job_vendor.submit)) == 1
-    assert not fake.sent(*job_vendor.finish)  # nothing polled before the handle could be written down
+    assert len(fake.sent(*vendor.submit)) == 1
+    assert not fake.sent(*vendor.finish)  # nothing polled before the handle could be written down
     assert KEY not in json.dumps(first.asking.to_json())
-    record = step(adapter(job_vendor, fake), pdf, first.asking)  # a fresh adapter: another process
+    record = step(adapter(vendor, fake), pdf, first.asking)  # a fresh adapter: another process
     assert isinstance(record, dict), record
     assert (record["output"], record["error"], record["cost"]["attempts"]) == (ANSWER, None, 1)
     assert "resubmitted" not in record
-    assert len(fake.sent(*job_vendor.submit)) == 1  # collected, not bought again
+    assert len(fake.sent(*vendor.submit)) == 1  # collected, not bought again
 
 
+@each_job_vendor
 def test_a_job_the_vendor_forgot_is_submitted_again_once_and_the_record_says_so(
-    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+    vendor: Vendor, fake: FakeVendor, pdf: Path
 ) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf))
-    fake.first(*job_vendor.finish, Reply(404, {"error": "no such job"}))
-    again = submitted(step(adapter(job_vendor, fake), pdf, first.asking))
+    first = submitted(step(adapter(vendor, fake), pdf))
+    fake.first(*vendor.finish, Reply(404, {"error": "no such job"}))
+    again = submitted(step(adapter(vendor, fake), pdf, first.asking))
     assert again.asking.resubmitted == "the vendor no longer knows the job (HTTP 404)"
-    assert len(fake.sent(*job_vendor.submit)) == 2
-    record = step(adapter(job_vendor, fake), pdf, again.asking)
+    assert len(fake.sent(*vendor.submit)) == 2
+    record = step(adapter(vendor, fake), pdf, again.asking)
     assert (record["output"], record["resubmitted"]) == (ANSWER, "the vendor no longer knows the job (HTTP 404)")
 
 
-def test_a_job_lost_twice_is_recorded_not_bought_a_third_time(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf))
-    fake.on(*job_vendor.finish, Reply(410, {"error": "expired"}))
-    again = submitted(step(adapter(job_vendor, fake), pdf, first.asking))
-    record = step(adapter(job_vendor, fake), pdf, again.asking)
+@each_job_vendor
+def test_a_job_lost_twice_is_recorded_not_bought_a_third_time(vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(vendor, fake), pdf))
+    fake.on(*vendor.finish, Reply(410, {"error": "expired"}))
+    again = submitted(step(adapter(vendor, fake), pdf, first.asking))
+    record = step(adapter(vendor, fake), pdf, again.asking)
     assert isinstance(record, dict)
     assert (record["error"]["status"], record["resubmitted"]) == (410, "the vendor no longer knows the job (HTTP 410)")
-    assert len(fake.sent(*job_vendor.submit)) == 2
+    assert len(fake.sent(*vendor.submit)) == 2
 
 
-def test_a_handle_that_cannot_be_used_is_submitted_again(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf))
+@each_job_vendor
+def test_a_handle_that_cannot_be_used_is_submitted_again(vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(vendor, fake), pdf))
     broken = dataclasses.replace(first.asking, handle={"unexpected": 1})
-    again = submitted(step(adapter(job_vendor, fake), pdf, broken))
+    again = submitted(step(adapter(vendor, fake), pdf, broken))
     assert again.asking.resubmitted is not None and "job handle holds no" in again.asking.resubmitted
-    record = step(adapter(job_vendor, fake), pdf, again.asking)
+    record = step(adapter(vendor, fake), pdf, again.asking)
     assert record["output"] == ANSWER and "job handle holds no" in record["resubmitted"]
 
 
+@each_job_vendor
 def test_an_unreadable_jobs_file_asks_again_recorded_as_resubmitted(
-    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+    vendor: Vendor, fake: FakeVendor, pdf: Path
 ) -> None:
-    fresh = submitted(step(adapter(job_vendor, fake), pdf, Asking.unreadable("jobs/doc.json is not JSON")))
-    record = step(adapter(job_vendor, fake), pdf, fresh.asking)
+    fresh = submitted(step(adapter(vendor, fake), pdf, Asking.unreadable("jobs/doc.json is not JSON")))
+    record = step(adapter(vendor, fake), pdf, fresh.asking)
     assert record["output"] == ANSWER
     assert record["resubmitted"] == "the saved job handle could not be read: jobs/doc.json is not JSON"
 
 
-def test_the_time_limit_counts_from_the_original_submit(job_vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf, timeout=5.0))
+@each_job_vendor
+def test_the_time_limit_counts_from_the_original_submit(vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    first = submitted(step(adapter(vendor, fake), pdf, timeout=5.0))
     late = dataclasses.replace(first.asking, started=time.time() - 6.0)  # a crash and a resume took 6 s
-    record = step(adapter(job_vendor, fake), pdf, late, timeout=5.0)
+    record = step(adapter(vendor, fake), pdf, late, timeout=5.0)
     assert isinstance(record, dict) and record["error"]["type"] == "SystemTimeout"
-    assert not fake.sent(*job_vendor.finish) and len(fake.sent(*job_vendor.submit)) == 1
+    assert not fake.sent(*vendor.finish) and len(fake.sent(*vendor.submit)) == 1
 
 
+@each_job_vendor
 def test_a_failed_submit_comes_back_as_a_retry_with_its_status_and_retry_after(
-    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+    vendor: Vendor, fake: FakeVendor, pdf: Path
 ) -> None:
-    fake.first(*job_vendor.submit, Reply(429, {"error": "slow down"}, {"Retry-After": "0.5"}))
-    retry = step(adapter(job_vendor, fake), pdf)
+    fake.first(*vendor.submit, Reply(429, {"error": "slow down"}, {"Retry-After": "0.5"}))
+    retry = step(adapter(vendor, fake), pdf)
     assert isinstance(retry, Retry)
     assert (retry.status, retry.retry_after, retry.wait, retry.asking.handle) == (429, 0.5, 0.5, None)
-    assert isinstance(step(adapter(job_vendor, fake), pdf, retry.asking), Submitted)
+    assert isinstance(step(adapter(vendor, fake), pdf, retry.asking), Submitted)
 
 
+@each_job_vendor
 def test_polls_that_keep_failing_hand_back_a_retry_that_keeps_the_handle(
-    job_vendor: Vendor, fake: FakeVendor, pdf: Path
+    vendor: Vendor, fake: FakeVendor, pdf: Path
 ) -> None:
-    first = submitted(step(adapter(job_vendor, fake), pdf))
-    fake.first(*job_vendor.finish, *[Reply(503, "unavailable")] * FAST.poll_failures)
-    retry = step(adapter(job_vendor, fake), pdf, first.asking)
+    first = submitted(step(adapter(vendor, fake), pdf))
+    fake.first(*vendor.finish, *[Reply(503, "unavailable")] * FAST.poll_failures)
+    retry = step(adapter(vendor, fake), pdf, first.asking)
     assert isinstance(retry, Retry) and retry.status == 503
     assert retry.asking.handle == first.handle  # the job may still run: collect it again, do not buy another
-    record = step(adapter(job_vendor, fake), pdf, retry.asking)
+    record = step(adapter(vendor, fake), pdf, retry.asking)
     assert record["output"] == ANSWER and record["cost"]["attempts"] == 2
-    assert len(fake.sent(*job_vendor.submit)) == 1
+    assert len(fake.sent(*vendor.submit)) == 1
 
 
-@pytest.mark.parametrize("case", SYNCHRONOUS, ids=str)
-def test_a_synchronous_vendor_answers_in_one_step(
-    case: Vendor, fake: FakeVendor, pdf: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    case.install(fake)
-    monkeypatch.setenv(case.key, KEY)
-    record = step(get(case.system, case.options(fake.url)), pdf)
+@pytest.mark.parametrize("vendor", SYNCHRONOUS, indirect=True, ids=str)
+def test_a_synchronous_vendor_answers_in_one_step(vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    record = step(adapter(vendor, fake), pdf)
     assert isinstance(record, dict) and record["output"] == ANSWER
 
 
