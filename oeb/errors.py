@@ -135,6 +135,20 @@ class RunStopped(OebError):
     fixed. Systems raise its subclasses (`oeb.systems.errors`); the engine raises it with the count."""
 
 
+class BudgetReached(OebError):
+    """A run reached its budget (`budget.usd` or `budget.credits`): it stopped starting documents and
+    collected those in flight; `oeb resume` with a larger budget asks the rest."""
+
+    exit_code = 4
+
+
+class NothingAnswered(OebError):
+    """A run ended with every document failed: a broken set-up (a key, an endpoint, an option), not a
+    result. Raised after grading, naming the most common error and its count."""
+
+    exit_code = 5
+
+
 class RayUnavailable(OebError):
     """Ray could not be started, or the cluster named by `ray.address` could not be reached."""
 

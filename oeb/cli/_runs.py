@@ -1,11 +1,12 @@
-"""What the run verbs share: logging to stderr, the plan and its question, the results printed."""
+"""What the run verbs share: logging to stderr, the plan and its question, the results printed, the
+exit code of a run (docs/running.md)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -14,6 +15,9 @@ from oeb.cli._output import print_json
 from oeb.errors import OebError, PlanDeclined
 from oeb.report import leaderboard, load_runs, rich_tables
 from oeb.scoring import RESULTS
+
+if TYPE_CHECKING:
+    from oeb.run.engine import Outcome, Plans
 
 OUT_WIDTH = 240
 """Tables written to a file or a pipe are this wide: every column of the leaderboard beside long
@@ -50,6 +54,21 @@ def add_common(parser: argparse.ArgumentParser, *, confirm: bool = True) -> None
     )
     if confirm:
         parser.add_argument("-y", "--yes", action="store_true", help="go ahead without showing the plan or asking")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """`--json`: the grading summary as JSON on stdout, for scripts (the leaderboard goes to stderr)."""
+    parser.add_argument(
+        "--json", action="store_true", help="print the grading summary as JSON on stdout (the leaderboard on stderr)"
+    )
+
+
+def show_plan(plans: Plans, what: str, yes: bool) -> None:
+    """The plan and its question (`confirm`); with `-y` only the configs refused, one line each."""
+    if yes:
+        for refused in plans.refused:
+            print(f"oeb {what}: {refused.line()}", file=sys.stderr)
+    confirm(plans.lines(), what, yes)
 
 
 def confirm(lines: list[str], what: str, yes: bool) -> None:
@@ -110,6 +129,58 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     _print_tables(tables)
 
 
+def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
+    """The end of `oeb run` / `oeb resume`: the leaderboard of the graded systems and where each run
+    folder is (on stdout; with `as_json` the summary JSON there instead and the rest on stderr), then
+    one line per system that did not end cleanly; returns the run's exit code."""
+    graded = [ended for ended in outcome.ended if ended.result is not None]
+    if as_json:
+        print_json(_summary_json(outcome))
+        sys.stdout.flush()
+    out = sys.stderr if as_json else sys.stdout
+    if graded:
+        try:
+            tables = rich_tables(leaderboard(load_runs([e.plan.folder.url for e in graded], distinct=False)))
+        except OebError:
+            tables = [summary_table(e.result.report) for e in graded if e.result is not None]
+        _print_tables(tables, out)
+    for ended in outcome.ended:
+        state = (
+            "graded" if ended.result is not None else f"not graded, continue with: oeb resume {ended.plan.folder.url}"
+        )
+        if ended.result is not None and ended.error is not None:
+            state = f"graded, {type(ended.error).__name__}"
+        print(f"run folder of {ended.plan.label}: {ended.plan.folder.url} ({state})", file=out, flush=True)
+    several = len(outcome.ended) + len(outcome.refused) > 1
+    for ended in outcome.ended:
+        if ended.error is not None:
+            print(f"oeb {command}: {ended.plan.label + ': ' if several else ''}{ended.error}", file=sys.stderr)
+    for refused in outcome.refused:
+        print(f"oeb {command}: {refused.line()}", file=sys.stderr)
+    return outcome.exit_code
+
+
+def _summary_json(outcome: Outcome) -> Any:
+    """One system: its grading report (as `oeb grade` prints it). Several: per system its folder,
+    label, exit code, error and report (null when it was not graded)."""
+    if len(outcome.ended) == 1 and not outcome.refused and outcome.ended[0].result is not None:
+        return outcome.ended[0].result.report
+    return {
+        "runs": [
+            {
+                "label": ended.plan.label,
+                "folder": ended.plan.folder.url,
+                "exit_code": ended.exit_code,
+                "error": None if ended.error is None else str(ended.error),
+                "report": None if ended.result is None else ended.result.report,
+            }
+            for ended in outcome.ended
+        ],
+        "refused": [{"what": refused.what, "error": str(refused.error)} for refused in outcome.refused],
+        "exit_code": outcome.exit_code,
+    }
+
+
 def print_leaderboard(folders: list[str]) -> None:
     """The leaderboard of several graded runs on stderr, or one line saying why they cannot share one
     (other datasets or document sets)."""
@@ -121,7 +192,8 @@ def print_leaderboard(folders: list[str]) -> None:
     _print_tables(tables)
 
 
-def _print_tables(tables: list[Table]) -> None:
-    console = Console(stderr=True, width=None if sys.stderr.isatty() else OUT_WIDTH)
+def _print_tables(tables: list[Table], stream: TextIO | None = None) -> None:
+    stream = stream or sys.stderr
+    console = Console(file=stream, width=None if stream.isatty() else OUT_WIDTH)
     for table in tables:
         console.print(table)

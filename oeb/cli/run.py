@@ -1,39 +1,53 @@
-"""`oeb run`: plan, predict on Ray, grade, print the summary (HARNESS.md §3.1)."""
+"""`oeb run`: plan, predict, grade, then the leaderboard and where the run folders are (docs/running.md)."""
 
 from __future__ import annotations
 
 import argparse
 
-from oeb.cli._runs import add_common, add_set, confirm, log_to_stderr, print_report
-from oeb.run.config import load_config
+from oeb.cli._runs import add_common, add_json, add_set, finish, log_to_stderr, show_plan
 
 DEFAULT_OUT = "runs"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `oeb run` to the command line."""
     parser = subparsers.add_parser(
         "run",
-        help="run one system over a dataset: plan, predict, grade",
+        help="run one or several systems over a dataset: plan, predict, grade",
         description=(
             "Check everything a run needs (config, options, API keys, dataset rows, document and gold "
-            "files) before any call, show the plan and ask, then predict every selected document on Ray "
-            "and grade the answers. Each run gets a new folder under --out."
+            "files) before any call, show the plan and ask, then predict every selected document and grade "
+            "the answers. Several --config run side by side in one run, each system with its own pace and "
+            "in-flight cap, each in a new folder under --out; a config that cannot run is listed and the "
+            "others go ahead. The run ends with the leaderboard and the run folders."
         ),
     )
-    parser.add_argument("--config", required=True, metavar="YAML", help="the run config (oeb init SYSTEM writes one)")
-    add_set(parser, "change one key of the config, e.g. rows.limit=5 or system.mock.latency=0.1 (repeatable)")
+    parser.add_argument(
+        "--config",
+        required=True,
+        action="append",
+        metavar="YAML",
+        help="a run config (oeb init SYSTEM writes one); repeat it to run several systems side by side",
+    )
+    add_set(
+        parser,
+        "change one key of the config, e.g. rows.limit=5 or system.mock.latency=0.1 (repeatable; with several "
+        "configs it applies to every config that has the key)",
+    )
     parser.add_argument(
         "--out", default=DEFAULT_OUT, metavar="URL", help="where run folders go: a folder or s3://bucket/prefix"
     )
+    add_json(parser)
     add_common(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Plan every config, ask, run them side by side; the exit code of the run (docs/running.md)."""
     from oeb.run import engine
 
     log_to_stderr()
-    plan = engine.plan_run(load_config(args.config, args.sets), args.out)
-    confirm(plan.lines(), "run", args.yes)
-    print_report(engine.execute(plan, details=not args.no_details).report, plan.folder.url)
-    return 0
+    plans = engine.plan_runs(args.config, args.out, args.sets)
+    show_plan(plans, "run", args.yes)
+    outcome = engine.execute_all(plans.plans, details=not args.no_details, refused=plans.refused)
+    return finish(outcome, "run", as_json=args.json)

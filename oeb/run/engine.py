@@ -1,38 +1,50 @@
-"""A run from end to end: plan (every check, no call), then on Ray predict and grade (HARNESS.md §3).
+"""A run from end to end: plan (every check, no call), then predict and grade (docs/running.md).
 
-`plan_run` and `plan_resume` read and check everything before anything is paid for or written;
-`execute` writes the run folder, predicts the documents the plan lists and grades the selection.
-`grade_folder` grades a run folder (or a folder of brought predictions) again.
+`plan_runs` and `plan_resumes` read and check everything before anything is paid for or written, for
+one system or several side by side (a config that cannot run is listed with its reason and the rest
+go ahead); `execute` writes each run folder (config.yaml and settings.json first, before Ray starts,
+so a kill at any moment leaves no folder or one `oeb resume` continues), predicts every system's
+documents in one driver loop, grades each system's selection, and says per system how it ended.
+Grading a folder again is `oeb.run.regrade.grade_folder`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime
+import functools
 import logging
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import storage
-from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, open_dataset
-from oeb.errors import ResumeMismatch, RunFolderError
+from oeb.dataset import Dataset, Row, open_dataset
+from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError
+from oeb.run import jobs
 from oeb.run._set import apply_sets
-from oeb.run.cluster import ray_session, worker_env
-from oeb.run.config import Config, Rows, check_tree, read_tree
+from oeb.run.cluster import Where, choose, session, worker_env
+from oeb.run.config import Config, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
-from oeb.run.grade_stage import Graded, grade
+from oeb.run.grade_stage import Grader
 from oeb.run.lock import ensure_free
+from oeb.run.regrade import grade_folder, open_folder  # noqa: F401  (moved there; imported here by callers)
 from oeb.run.selection import describe, select
-from oeb.systems import TRANSIENT_STATUSES, reread
+from oeb.run.spending import Estimate, Spending, estimate
+from oeb.systems import TRANSIENT_STATUSES, Asking, reread
 
 log = logging.getLogger(__name__)
 
 RETRYABLE = ("SystemTimeout", "SystemUnreachable")
+EXIT_PRIORITY = (1, 5, 4, 0)
+"""A run of several systems exits with the first of these codes any system ended with (docs/running.md)."""
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything a run will do, checked: the rows, the documents to ask, the folder and its files."""
+    """Everything one system's run will do, checked: the rows, the documents to ask, the folder and its files."""
 
     config: Config
     dataset: Dataset
@@ -44,21 +56,73 @@ class Plan:
     unread: dict[str, dict[str, Any]]
     resumed: bool
     retry_failed: bool = False
+    label: str = ""
+    """The system's name in the progress and the leaderboard (its adapter's label unless two share it)."""
+    pending: dict[str, dict[str, Any] | str] = field(default_factory=dict)
+    """Documents to ask whose job an earlier process submitted (`oeb.run.jobs`): the saved asking, or
+    why its file cannot be read (that document is submitted again)."""
+    estimate: Estimate | None = None
+    """The estimated cost of the documents to ask (`oeb.run.spending`)."""
+    costs: tuple[dict[str, Any], ...] = ()
+    """The costs of the records an earlier process saved: a resume's budget counts them."""
 
     def lines(self) -> list[str]:
-        """The two plan lines shown before asking (§3.2), with the Ray setup."""
+        """The two plan lines shown before asking, with the concurrency (and the key that set it) and
+        the Ray setup."""
         config = self.config
         count = f"{len(self.rows)} row{'s' if len(self.rows) != 1 else ''}"
         chosen = f" ({describe(self.selection)})" if self.selection else ""
         rate = config.ray.requests_per_second
         limit = f"at most {rate:g} starts/s" if rate else "no rate limit"
-        where = f"Ray at {config.ray.address}" if config.ray.address else "a local Ray"
-        return [
+        where = _where(choose(config.ray.address, documents=len(self.rows)))
+        in_flight, key = config.concurrency()
+        lines = [
             f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching",
             f"  {self.folder.url}: {'resumed' if self.resumed else 'new'} run, {len(self.to_ask)} documents to "
-            f"predict with {config.system}, {config.in_flight()} in flight on {config.actors()} actors, "
-            f"{limit}, on {where}",
+            f"predict with {config.system}, {in_flight} in flight (set by {key}) on {config.actors()} actors, "
+            f"{limit}, {where}",
         ]
+        if self.pending:
+            unreadable = sum(isinstance(saved, str) for saved in self.pending.values())
+            again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
+            lines.append(f"  {len(self.pending)} submitted jobs will be collected, not bought again{again}")
+        if self.estimate is not None and self.to_ask:
+            lines += [f"  {line}" for line in self.estimate.lines(config.budget)]
+        return lines
+
+
+def _where(where: Where) -> str:
+    """Where the plan's work will run, in a few words."""
+    if where.kind == "process":
+        return "in this process (no Ray)"
+    if where.kind == "local":
+        return "on a local Ray"
+    if where.kind == "open":
+        return "on the Ray session open"
+    return f"on the Ray at {where.address}"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A config or run folder that cannot run, and why (one line)."""
+
+    what: str
+    error: OebError
+
+    def line(self) -> str:
+        return f"{self.what}: refused: {self.error}"
+
+
+@dataclass(frozen=True)
+class Plans:
+    """The plan of a whole run: one `Plan` per system that can go ahead, and those refused."""
+
+    plans: tuple[Plan, ...]
+    refused: tuple[Refused, ...] = ()
+
+    def lines(self) -> list[str]:
+        """Every system's plan lines, then one line per refused config."""
+        return [line for plan in self.plans for line in plan.lines()] + [r.line() for r in self.refused]
 
 
 @dataclass(frozen=True)
@@ -70,10 +134,46 @@ class RunResult:
     graded_on: frozenset[str]
 
 
-def _checked(config: Config) -> tuple[Dataset, tuple[Row, ...], dict[str, Any]]:
-    """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold."""
+@dataclass(frozen=True)
+class Ended:
+    """How one system's run ended: graded (`result`), and the error it ends with, if any (a stop, a
+    budget reached, nothing answered)."""
+
+    plan: Plan
+    result: RunResult | None
+    error: OebError | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.error is None else self.error.exit_code
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A whole run's end: each system's, and the configs refused at the plan."""
+
+    ended: tuple[Ended, ...]
+    refused: tuple[Refused, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> int:
+        """The highest-priority code among the systems (and 1 for a refused config), in the order 1 > 5 > 4 > 0."""
+        codes = {ended.exit_code for ended in self.ended} | {1 for _ in self.refused}
+        return next((code for code in EXIT_PRIORITY if code in codes), max(codes, default=0))
+
+    def lines(self) -> list[str]:
+        """One line per system that did not end cleanly, and per refused config."""
+        return [f"{e.plan.folder.name}: {e.error}" for e in self.ended if e.error] + [r.line() for r in self.refused]
+
+
+def _checked(config: Config, opened: dict[tuple[str, str], Dataset]) -> tuple[Dataset, tuple[Row, ...], dict[str, Any]]:
+    """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold. A
+    dataset already opened for another system of the run is shared (read and checked once)."""
     config.adapter.check_keys()
-    dataset = open_dataset(config.dataset, config.manifest)
+    key = (config.dataset, config.manifest)
+    if key not in opened:
+        opened[key] = open_dataset(config.dataset, config.manifest)
+    dataset = opened[key]
     rows, selection = select(dataset.rows, config.rows)
     dataset.check_documents(rows)
     dataset.check_golds()
@@ -114,11 +214,126 @@ def _tree(config: Config, dataset: Dataset) -> dict[str, Any]:
 
 def plan_run(config: Config, out: str) -> Plan:
     """A new run of `config` in a new folder under `out`."""
-    dataset, rows, selection = _checked(config)
+    return _plan_new(config, out, {})
+
+
+def _plan_new(config: Config, out: str, opened: dict[tuple[str, str], Dataset]) -> Plan:
+    dataset, rows, selection = _checked(config, opened)
     name = new_name(config.adapter.label)
     folder = RunFolder(storage.join(out, name))
     settings = _settings(config, dataset, name, selection)
-    return Plan(config, dataset, rows, selection, folder, settings, rows, {}, resumed=False)
+    cost = estimate(config.adapter, dataset, rows)
+    return Plan(config, dataset, rows, selection, folder, settings, rows, {}, False, label=config.adapter.label,
+                estimate=cost)  # fmt: skip
+
+
+def plan_runs(paths: Sequence[str], out: str, sets: Sequence[str] = ()) -> Plans:
+    """New runs of the configs at `paths`, side by side, each in its own folder under `out`. A `--set`
+    applies to every config that has its path (refused when none has it). With one config its
+    refusal is raised; with several, a config that cannot run is listed with its reason."""
+    opened: dict[tuple[str, str], Dataset] = {}
+    trees = _with_sets({path: functools.partial(read_tree, path) for path in paths}, sets)
+
+    def plan(path: str) -> Plan:
+        return _plan_new(check_tree(trees[path](), where=path), out, opened)
+
+    return _gathered(paths, plan)
+
+
+def plan_resumes(
+    urls: Sequence[str], sets: Sequence[str] = (), retry_failed: bool = False, force_unlock: bool = False
+) -> Plans:
+    """Resumes of the run folders at `urls`, side by side (as `plan_runs`: a `--set` applies where
+    its path exists; a folder that cannot be resumed is listed with its reason when there are several)."""
+    opened: dict[tuple[str, str], Dataset] = {}
+    urls = list(dict.fromkeys(urls))
+    readers = {url: _config_reader(RunFolder(url)) for url in urls}
+    trees = _with_sets(readers, sets)
+
+    def plan(url: str) -> Plan:
+        return _plan_resume(url, trees[url], retry_failed, force_unlock, opened)
+
+    return _gathered(urls, plan)
+
+
+def _gathered(names: Sequence[str], plan: Any) -> Plans:
+    """Each name's plan, or its refusal (raised when it is the only one, or when none can run);
+    the systems' labels made unique and one Ray address for all."""
+    plans: list[Plan] = []
+    refused: list[Refused] = []
+    for name in names:
+        try:
+            plans.append(plan(name))
+        except OebError as error:
+            if len(names) == 1:
+                raise
+            refused.append(Refused(name, error))
+    if not plans:
+        raise type(refused[0].error)("; ".join(r.line() for r in refused))
+    addresses = {p.config.ray.address for p in plans}
+    if len(addresses) > 1:
+        shown = ", ".join(sorted(str(address) for address in addresses))
+        raise ConfigError(
+            f"the configs name different ray.address ({shown}); one run uses one Ray: give --set ray.address=..."
+        )
+    return Plans(_labelled(plans), tuple(refused))
+
+
+def _labelled(plans: list[Plan]) -> tuple[Plan, ...]:
+    """Plans whose labels are unique: a second config of one system is `label#2`."""
+    seen: Counter[str] = Counter()
+    unique = []
+    for plan in plans:
+        label = plan.label or plan.config.adapter.label
+        seen[label] += 1
+        unique.append(dataclasses.replace(plan, label=label if seen[label] == 1 else f"{label}#{seen[label]}"))
+    return tuple(unique)
+
+
+def _with_sets(readers: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
+    """Per name a function giving its config tree with the `--set`s that apply to it. With one name
+    every `--set` must apply; with several a `--set` applies where its path exists and is refused
+    only when it applies nowhere (a name whose tree cannot be read is refused on its own)."""
+    if len(readers) == 1 or not sets:
+        return {name: (lambda read=read: apply_sets(read(), list(sets))) for name, read in readers.items()}
+    trees: dict[str, dict[str, Any] | OebError] = {}
+    for name, read in readers.items():
+        try:
+            trees[name] = read()
+        except OebError as error:
+            trees[name] = error
+    for assignment in sets:
+        first: ConfigError | None = None
+        applied = False
+        for name, tree in trees.items():
+            if isinstance(tree, OebError):
+                continue
+            try:
+                trees[name] = apply_sets(tree, [assignment])
+                applied = True
+            except ConfigError as error:
+                first = first or error
+        if not applied and first is not None:
+            raise ConfigError(f"{first} (in none of the {len(readers)} configs)")
+    return {name: (lambda tree=tree: _given(tree)) for name, tree in trees.items()}
+
+
+def _given(tree: dict[str, Any] | OebError) -> dict[str, Any]:
+    if isinstance(tree, OebError):
+        raise tree
+    return tree
+
+
+def _config_reader(folder: RunFolder) -> Any:
+    """A function reading the folder's config.yaml (refusing a folder that has none)."""
+
+    def read() -> dict[str, Any]:
+        config_url = folder.path("config.yaml")
+        if not storage.exists(config_url):
+            raise RunFolderError(f"{folder.url} has no config.yaml; give a run folder that oeb run made")
+        return read_tree(config_url)
+
+    return read
 
 
 def _retryable(record: dict[str, Any]) -> bool:
@@ -133,27 +348,37 @@ def _to_ask(rows: Sequence[Row], records: dict[str, dict[str, Any]], retry_faile
 def plan_resume(url: str, sets: Sequence[str] = (), retry_failed: bool = False, force_unlock: bool = False) -> Plan:
     """Continue the run in `url`: the same question, asking only what has no record (and, with
     `retry_failed`, failures that asking again may fix). Refused while another process writes it."""
+    [plan] = plan_resumes([url], sets, retry_failed, force_unlock).plans
+    return plan
+
+
+def _plan_resume(
+    url: str, tree: Any, retry_failed: bool, force_unlock: bool, opened: dict[tuple[str, str], Dataset]
+) -> Plan:
     folder = RunFolder(url)
     config_url = folder.path("config.yaml")
-    if not storage.exists(config_url):
-        raise RunFolderError(f"{folder.url} has no config.yaml; give a run folder that oeb run made")
+    read = tree()
     ensure_free(folder.url, force=force_unlock)
     stored = folder.settings()
-    if stored is None:
-        parent = folder.url.rsplit("/", 1)[0]
-        raise RunFolderError(
-            f"there is no run named {folder.name} under {parent} (no settings.json: the launch stopped before "
-            "predicting); start it again with oeb run --config " + config_url
-        )
-    config = check_tree(apply_sets(read_tree(config_url), list(sets)), where=config_url)
-    dataset, rows, selection = _checked(config)
+    config = check_tree(read, where=config_url)
+    dataset, rows, selection = _checked(config, opened)
     settings = _settings(config, dataset, folder.name, selection)
+    label = config.adapter.label
+    if stored is None:  # killed between config.yaml and settings.json: nothing was asked yet
+        cost = estimate(config.adapter, dataset, rows)
+        return Plan(config, dataset, rows, selection, folder, settings, rows, {}, True, retry_failed, label,
+                    estimate=cost)  # fmt: skip
     _same_question(folder, stored, settings)
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
     records = folder.records([row.doc_id for row in rows], folder.listing())
     unread = {doc_id: record for doc_id, record in records.items() if record.get("unread")}
     to_ask = _to_ask(rows, records, retry_failed)
-    return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed)
+    asked = {row.doc_id for row in to_ask}
+    pending = {doc_id: saved for doc_id, saved in jobs.pending(folder.url).items() if doc_id in asked}
+    costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
+    cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
+    return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
+                pending, cost, costs)  # fmt: skip
 
 
 def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -175,89 +400,129 @@ def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str
 
 
 def execute(plan: Plan, *, details: bool = True, force_unlock: bool = False) -> RunResult:
-    """Write the run folder, predict what the plan lists, then grade the whole selection, holding
-    the folder's lock throughout (`force_unlock` takes an s3:// lock whose holder seems alive)."""
-    from oeb.run.predict import predict_rows  # Ray actors: imported only when a run goes ahead
-
-    config, folder = plan.config, plan.folder
-    command = "oeb resume" if plan.resumed else "oeb run"
-    with (
-        folder.locked(command, force=force_unlock),
-        ray_session(config.ray.address, worker_env()),
-    ):
-        to_ask = _unanswered(plan) if plan.resumed else plan.to_ask
-        folder.write_config(_tree(config, plan.dataset))
-        folder.write_settings(plan.settings)
-        for doc_id, record in plan.unread.items():
-            folder.save(doc_id, reread(config.adapter, record))
-        done = len(plan.rows) - len(to_ask)
-        if plan.resumed and done:
-            rest = f"{len(to_ask)} to predict" if to_ask else "nothing to predict"
-            log.info("%s: %d of %d rows were done in an earlier run; %s", folder.name, done, len(plan.rows), rest)
-        predicted = predict_rows(config, plan.dataset, to_ask, folder)
-        graded = grade(folder, plan.dataset, plan.rows, details=details)
-    return RunResult(graded.report, predicted, graded.nodes)
+    """Run one plan (`execute_all`), raising the error it ended with."""
+    [ended] = execute_all([plan], details=details, force_unlock=force_unlock).ended
+    if ended.error is not None:
+        raise ended.error
+    assert ended.result is not None
+    return ended.result
 
 
-def _unanswered(plan: Plan) -> tuple[Row, ...]:
-    """The plan's documents to ask, read again under the lock: a process that wrote the folder
-    between the plan and the lock saved answers that must not be paid for twice."""
+def execute_all(
+    plans: Sequence[Plan], *, details: bool = True, force_unlock: bool = False, refused: Sequence[Refused] = ()
+) -> Outcome:
+    """Write each run folder, predict what the plans list side by side (one driver loop), grading each
+    document as soon as its record is saved, then finish each system's grading; hold every folder's
+    lock throughout (`force_unlock` takes an s3:// lock whose holder seems alive). A system that
+    stops or reaches its budget is not graded (its folder waits for `oeb resume`); the others go on.
+    New folders get config.yaml and settings.json before anything else starts."""
+    from oeb.run.predict import Job, predict_jobs  # Ray actors: imported only when a run goes ahead
+
+    for plan in plans:
+        if not plan.resumed:
+            _launch(plan)
+    with contextlib.ExitStack() as held:
+        for plan in plans:
+            command = "oeb resume" if plan.resumed else "oeb run"
+            held.enter_context(plan.folder.locked(command, force=force_unlock))
+        documents = sum(len(plan.rows) for plan in plans)
+        held.enter_context(session(plans[0].config.ray.address, worker_env(), documents=documents))
+        graders = {
+            plan.label: held.enter_context(Grader(plan.folder, plan.dataset, plan.rows, details=details))
+            for plan in plans
+        }
+        work = [
+            Job(plan.label, plan.config, plan.dataset, _prepared(plan), plan.folder, _collect(plan), _spending(plan))
+            for plan in plans
+        ]
+        predicted = predict_jobs(work, on_saved=lambda job, doc_id, record: graders[job.label].add(doc_id, record))
+        ended = []
+        for plan, stage in zip(plans, predicted, strict=True):
+            if stage.stopped is not None:
+                graders[plan.label].abandon(stage.stopped)
+                ended.append(Ended(plan, None, stage.stopped))
+                continue
+            graded = graders[plan.label].finish()
+            result = RunResult(graded.report, stage.stats, graded.nodes)
+            ended.append(Ended(plan, result, _nothing_answered(plan, graded.report)))
+    return Outcome(tuple(ended), tuple(refused))
+
+
+def _collect(plan: Plan) -> dict[str, Asking]:
+    """The jobs to collect: each pending document's saved asking; an unreadable handle becomes a
+    fresh asking that submits again and records why."""
+    collect = {}
+    for doc_id, saved in plan.pending.items():
+        if isinstance(saved, str):
+            log.warning("%s: %s; it is submitted again", plan.folder.name, saved)
+            collect[doc_id] = Asking.unreadable(saved)
+        else:
+            collect[doc_id] = Asking.from_json(saved)
+    return collect
+
+
+def _spending(plan: Plan) -> Spending | None:
+    """The system's spend against its budget, counting what earlier processes recorded (None: no budget)."""
+    if not plan.config.budget:
+        return None
+    spending = Spending(plan.config.budget, plan.estimate or Estimate(plan.config.system, 0), plan.config.in_flight())
+    for cost in plan.costs:
+        spending.add({"cost": cost})
+    return spending
+
+
+def _launch(plan: Plan) -> None:
+    """A new run's folder with config.yaml and settings.json (`RunFolder.launch`), before the lock,
+    Ray or any call: a kill at any moment leaves no folder, or one that `oeb resume` continues."""
+    plan.folder.launch(_tree(plan.config, plan.dataset), plan.settings)
+
+
+def _prepared(plan: Plan) -> tuple[Row, ...]:
+    """What to ask, under the folder's lock: a resume writes its config and settings again (a resume
+    may change timeout, workers, the ray block and the budget), reads its unread answers again and
+    reads the records again (a process that wrote the folder between the plan and the lock saved
+    answers that must not be paid for twice)."""
     folder = plan.folder
+    if not plan.resumed:
+        return plan.to_ask
+    folder.write_config(_tree(plan.config, plan.dataset))
+    folder.write_settings(plan.settings)
+    for doc_id, record in plan.unread.items():
+        folder.save(doc_id, reread(plan.config.adapter, record))
     records = folder.records([row.doc_id for row in plan.to_ask], folder.listing())
-    return _to_ask(plan.to_ask, records, plan.retry_failed)
+    to_ask = _to_ask(plan.to_ask, records, plan.retry_failed)
+    asked = {row.doc_id for row in to_ask}
+    for doc_id in jobs.pending(folder.url):
+        if doc_id not in asked:  # its record was saved, the kill came before the handle was removed
+            jobs.remove(folder.url, doc_id)
+    done = len(plan.rows) - len(to_ask)
+    if done:
+        rest = f"{len(to_ask)} to predict" if to_ask else "nothing to predict"
+        log.info("%s: %d of %d rows were done in an earlier run; %s", folder.name, done, len(plan.rows), rest)
+    return to_ask
 
 
-def grade_folder(
-    url: str,
-    *,
-    dataset: str | None = None,
-    manifest: str | None = None,
-    partial: bool = False,
-    details: bool = True,
-    address: str | None = None,
-    force_unlock: bool = False,
-) -> Graded:
-    """Grade a run folder, or a brought folder of predictions, against its dataset (§3.9), holding
-    the folder's lock."""
-    folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
-    with folder.locked("oeb grade", force=force_unlock), ray_session(address, worker_env()):
-        return grade(folder, opened, rows, partial=partial, details=details, brought=brought)
-
-
-def open_folder(
-    url: str, *, dataset: str | None = None, manifest: str | None = None
-) -> tuple[RunFolder, Dataset, tuple[Row, ...], bool]:
-    """A folder to grade, checked: the folder, its dataset, the rows it answers, whether it was brought
-    (no settings.json)."""
-    folder = RunFolder(url)
-    if not storage.is_dir(folder.url):
-        raise RunFolderError(f"no folder at {url}; give the folder holding predictions/<id>.json")
-    if not storage.is_dir(folder.path("predictions")):
-        if folder.name == "predictions":
-            parent = folder.url.rsplit("/", 1)[0]
-            raise RunFolderError(f"{url} is the predictions folder itself; give its parent, {parent}")
-        raise RunFolderError(f"{url} has no predictions/; a folder to grade holds predictions/<id>.json")
-    settings = folder.settings() or {}
-    brought = not settings.get("system")
-    named = settings.get("dataset")
-    if named and settings.get("dataset_commit"):
-        named = f"{named}@{settings['dataset_commit']}"
-    opened = open_dataset(dataset or named or SAMPLE_DATASET, manifest or settings.get("manifest") or DEFAULT_MANIFEST)
-    if not brought:
-        _same_dataset(folder, settings, opened)
-    chosen = settings.get("rows") or {}
-    rows, _ = select(opened.rows, Rows(chosen.get("sample", 0), chosen.get("limit", 0), _ids(chosen.get("only"))))
-    return folder, opened, rows, brought
-
-
-def _ids(only: list[str] | None) -> tuple[str, ...] | None:
-    return None if only is None else tuple(only)
-
-
-def _same_dataset(folder: RunFolder, settings: dict[str, Any], dataset: Dataset) -> None:
-    for key in ("dataset", "manifest"):
-        if settings.get(key) != dataset.settings()[key]:
-            raise RunFolderError(
-                f"{folder.url} answers the {key} {settings.get(key)}, not {dataset.settings()[key]}; grade it "
-                f"with the {key} it was run on"
-            )
+def _nothing_answered(plan: Plan, report: dict[str, Any]) -> NothingAnswered | None:
+    """The end of a run whose every document failed: a broken set-up, not a result. Names the most
+    common error (type and one message) with its count."""
+    summary = report["scorers"]["field_matching"]
+    if summary["rows"] == 0 or summary["failed"] < summary["rows"]:
+        return None
+    folder = plan.folder
+    records = folder.records([row.doc_id for row in plan.rows], folder.listing())
+    kinds: Counter[str] = Counter()
+    example: dict[str, dict[str, Any]] = {}
+    for record in records.values():
+        kind = str((record.get("error") or {}).get("type"))
+        kinds[kind] += 1
+        example.setdefault(kind, record)
+    rows = summary["rows"]
+    if not kinds:
+        return NothingAnswered(f"no document was answered ({rows} of {rows} failed); check the config (oeb check)")
+    kind, count = kinds.most_common(1)[0]
+    message = " ".join(str((example[kind].get("error") or {}).get("message", "")).split())[:200]
+    then = f"oeb resume {folder.url} --retry-failed" if _retryable(example[kind]) else "run again"
+    return NothingAnswered(
+        f"no document was answered ({summary['failed']} of {rows} failed); most common error: {kind}: {message} "
+        f"({count} of {rows}); fix the set-up (oeb check tests the config, key and endpoint), then {then}"
+    )

@@ -73,7 +73,25 @@ class RunFolder:
         return storage.list_files(self.url)
 
     def write_config(self, tree: dict[str, Any]) -> None:
+        """config.yaml: the config as resolved (what `oeb resume` reads)."""
         storage.write_text(self.path("config.yaml"), to_yaml(tree))
+
+    def launch(self, tree: dict[str, Any], settings: dict[str, Any]) -> None:
+        """Create a new run's folder holding config.yaml and settings.json, so that a kill at any
+        moment leaves no folder or one that `oeb resume` continues. On local disk both are written
+        into a hidden folder beside it, renamed into place at once; on object storage each file is
+        one object and config.yaml comes first (a folder with config.yaml alone is resumed as a run
+        that asked nothing yet)."""
+        if not storage.is_local(self.url):
+            self.write_config(tree)
+            self.write_settings(settings)
+            return
+        final = storage.local_path(self.url)
+        staging = final.parent / f".{final.name}.launch"
+        staging.mkdir(parents=True)
+        storage.write_text(str(staging / "config.yaml"), to_yaml(tree))
+        storage.write_json(str(staging / "settings.json"), settings)
+        staging.rename(final)
 
     def settings(self) -> dict[str, Any] | None:
         """settings.json, or None when the folder has none (a brought folder); corrupt -> refused."""
@@ -88,6 +106,7 @@ class RunFolder:
         return settings
 
     def write_settings(self, settings: dict[str, Any]) -> None:
+        """settings.json: what the run asks (its identity) and when it started."""
         storage.write_json(self.path("settings.json"), settings)
 
     def save(self, doc_id: str, record: dict[str, Any]) -> None:
@@ -142,4 +161,6 @@ def _is_record(value: Any) -> bool:
 
 
 def identity(settings: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps({key: settings.get(key) for key in IDENTITY}))
+    """The keys of settings.json a resume must ask as the run did, as JSON reads them back."""
+    same: dict[str, Any] = json.loads(json.dumps({key: settings.get(key) for key in IDENTITY}))
+    return same

@@ -1,16 +1,20 @@
-"""The predict stage on Ray: a pool of actors holding the system, and the driver booking each call's
-start (`oeb.run.limiter`) and saving each document's record the moment it comes back.
+"""The predict stage on Ray: per system a pool of actors holding it, and ONE driver loop for every
+system of the run, booking each call's start (`oeb.run.limiter`) and saving each document's record
+the moment it comes back.
 
 Each actor holds one adapter (rebuilt from its name and options) and answers several documents at
 once on threads; a call reads its document, waits for its booked start, then makes one attempt
-(`oeb.systems.predict_attempt`). A transient failure comes back as a `Retry`: the driver keeps it,
-holding no slot of `max_in_flight`, until its back-off is over, then books its start from the same
-schedule (before any fresh document) and gives it to any actor, so retries count against the rate
-limit too. The time budget (counted from the first attempt) and the retry policy stay the systems
-layer's. The driver is the only writer of the run folder. A `RunStopped` ends the run after the calls
-already in flight are collected and saved (they are paid for); documents waiting for a retry are
-left unasked, with no record, for a resume. Ctrl-C abandons the calls in flight and keeps what was
-saved.
+(`oeb.systems.predict_attempt`). Each system keeps its own start schedule, in-flight cap, retries and
+stop (`SystemRun`); the driver waits on the calls of all of them at once (one `ray.wait`), so ten
+systems run side by side in one process and none waits for another. A transient failure comes back
+as a `Retry`: the driver keeps it, holding no slot of the system's in-flight cap, until its back-off
+is over, then books its start from the same schedule (before any fresh document) and gives it to
+any actor of that system, so retries count against the rate limit too. The time budget (counted
+from the first attempt) and the retry policy stay the systems layer's. The driver is the only
+writer of the run folders, and keeps a record only until it is saved. A `RunStopped` of one system
+(a 402, a refused key) ends that system after its calls already in flight are collected and saved
+(they are paid for); its documents waiting for a retry are left unasked, with no record, for a
+resume; the other systems go on. Ctrl-C abandons every call in flight and keeps what was saved.
 
 An actor that dies (its process killed, its node lost) is replaced, and the documents it was
 answering are asked again (a retry with its earlier attempts, in the same budget): they have no
@@ -20,44 +24,49 @@ it can be billed twice; nothing tells oeb whether it did.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import functools
 import heapq
 import itertools
 import math
 import os
+import threading
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
-
 from oeb.dataset import Dataset, Row
-from oeb.errors import Interrupted, RunStopped
-from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, worker_env
+from oeb.errors import BudgetReached, Interrupted, OebError, RunStopped
+from oeb.run import jobs
+from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, uses_ray, worker_env
 from oeb.run.config import Config
 from oeb.run.folder import RunFolder
 from oeb.run.limiter import StartSchedule
-from oeb.run.progress import PredictProgress
-from oeb.systems import Asking, Question, ReadCrashed, Retry, get, predict_attempt, question_schema
+from oeb.run.progress import RunProgress
+from oeb.run.spending import Spending
+from oeb.systems import Asking, Question, ReadCrashed, Retry, Submitted, get, predict_attempt, question_schema
 
+TOO_MANY_REQUESTS = 429
 _WAIT_SECONDS = 0.5
 _START_SECONDS = 120.0
 ASKS_PER_DOCUMENT = 3
-"""A document whose actor died this many times while answering it stops the run: it may be what
+"""A document whose actor died this many times while answering it stops its system: it may be what
 kills the actor (a crash in a local model), and asking again would only pay again."""
 REPLACEMENTS_PER_ACTOR = 3
-"""More actor deaths than this many per actor stop the run: the actors cannot live, whatever the document."""
+"""More actor deaths than this many per actor stop the system: the actors cannot live, whatever the document."""
 
 
-@ray.remote(num_cpus=0)
 class SystemActor:
-    """One adapter of the run's system; each method call predicts one document."""
+    """One adapter of a system; each `predict` call predicts one document. On Ray it is an actor
+    (`_remote_actor`); without Ray the same class answers on threads of the driver's process."""
 
-    def __init__(self, system: str, options: dict[str, Any], dataset: Dataset) -> None:
+    def __init__(self, system: str, options: dict[str, Any], dataset: Dataset, node: str | None = None) -> None:
         self.adapter = get(system, options)
         self.dataset = dataset
+        self.node = node or _ray().get_runtime_context().get_node_id()
 
     def take_env(self, env: dict[str, str]) -> None:
         """Take the driver's storage settings and the system's API keys as they are now (a reused
@@ -66,22 +75,42 @@ class SystemActor:
         os.environ.update(env)
 
     def predict(self, row: Row, timeout: float, delay: float, asking: Asking | None = None) -> dict[str, Any]:
-        """One attempt at the document: its record, a `Retry` for the driver to book, or the reason the
-        run must stop (with the record to keep, if any), and the Ray node that asked. The attempt starts
-        `delay` seconds after the call arrived (its booked start); `asking` carries earlier attempts."""
+        """One step at the document: its record, a `Retry` for the driver to book, a `Submitted` job to
+        write down and collect, or the reason the system must stop (with the record to keep, if any),
+        and the node that asked. The step starts `delay` seconds after the call arrived (its booked
+        start); `asking` carries earlier attempts (and a job's handle to collect)."""
         arrived = time.monotonic()
-        node = ray.get_runtime_context().get_node_id()
-        question = Question(self.dataset.document(row), question_schema(dict(row.schema)))
+        gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
+        question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
         time.sleep(max(0.0, delay - (time.monotonic() - arrived)))
-        outcome = {"record": None, "retry": None, "stop": None, "node": node, "started": time.monotonic()}
+        outcome: dict[str, Any] = {"record": None, "retry": None, "submitted": None, "stop": None}
+        outcome |= {"node": self.node, "started": time.monotonic()}
         try:
             answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking)
-            outcome["retry" if isinstance(answer, Retry) else "record"] = answer
+            key = "retry" if isinstance(answer, Retry) else "submitted" if isinstance(answer, Submitted) else "record"
+            outcome[key] = answer
         except ReadCrashed as crash:
             outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
         except RunStopped as stop:
             outcome["stop"] = f"{type(stop).__name__}: {stop}"
         return outcome
+
+
+def _ray() -> Any:
+    """Ray, imported when a run uses it (importing it costs seconds a run without Ray need not pay)."""
+    import ray
+
+    return ray
+
+
+@functools.cache
+def _remote_actor() -> Any:
+    """`SystemActor` as a Ray actor class (it takes no CPU: it waits on vendors)."""
+    return _ray().remote(num_cpus=0)(SystemActor)
+
+
+LOCAL_NODE = "this process"
+"""The node the records of a run without Ray come from."""
 
 
 @dataclass
@@ -96,8 +125,9 @@ class Pool:
     replaced: int = 0
 
     @classmethod
-    def start(cls, config: Config, dataset: Dataset) -> Pool:
-        pool = cls(config, ray.put(dataset))
+    def start(cls, config: Config, dataset: Any) -> Pool:
+        """The system's actors, started and holding its keys (`dataset`: the dataset's object reference)."""
+        pool = cls(config, dataset)
         for node in spread(config.actors()):
             pool.actors.append(pool._actor(node))
             pool.nodes.append(node)
@@ -112,9 +142,11 @@ class Pool:
     def _ready(self, actors: list[Any]) -> None:
         """Wait until `actors` have started. A call sent to an actor still starting would wait in
         its queue and start late, beside calls booked after it: the pace would break."""
+        from ray.exceptions import GetTimeoutError, RayActorError
+
         try:
             env = worker_env() | system_keys(self.config.adapter.keys, self.config.adapter.stand_ins)
-            ray.get([actor.take_env.remote(env) for actor in actors], timeout=_START_SECONDS)
+            _ray().get([actor.take_env.remote(env) for actor in actors], timeout=_START_SECONDS)
         except GetTimeoutError:
             raise RunStopped(
                 f"the actors of {self.config.system} did not start within {_START_SECONDS:g} s; check the "
@@ -127,7 +159,7 @@ class Pool:
         config = self.config
         per_actor = math.ceil(config.in_flight() / config.actors())
         options = {"max_concurrency": per_actor, "scheduling_strategy": pinned(node)}
-        return SystemActor.options(**options).remote(config.system, config.adapter.options(), self.dataset)
+        return _remote_actor().options(**options).remote(config.system, config.adapter.options(), self.dataset)
 
     def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
         """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
@@ -136,15 +168,15 @@ class Pool:
         actor = self.actors[index]
         return actor.predict.remote(row, self.config.timeout, delay, asking), index, actor
 
-    def replace(self, index: int, death: RayActorError) -> None:
+    def replace(self, index: int, death: Exception) -> None:
         """A new actor in the dead one's place: on its node while the node lives, else on the alive
         node with the fewest actors."""
-        if death.actor_init_failed:
+        if getattr(death, "actor_init_failed", False):
             raise RunStopped(f"the actors of {self.config.system} cannot start ({_why(death)})")
         if self.replaced >= REPLACEMENTS_PER_ACTOR * len(self.actors):
             raise RunStopped(f"the actors of {self.config.system} died {self.replaced + 1} times (last: {_why(death)})")
         self.replaced += 1
-        ray.kill(self.actors[index], no_restart=True)
+        _ray().kill(self.actors[index], no_restart=True)
         alive = alive_nodes()
         if self.nodes[index] not in alive:
             used = Counter(node for node in self.nodes if node in alive)
@@ -153,8 +185,83 @@ class Pool:
         self._ready([self.actors[index]])
 
     def stop(self) -> None:
+        """Kill every actor (their calls in flight are abandoned)."""
         for actor in self.actors:
-            ray.kill(actor)
+            _ray().kill(actor)
+
+
+@dataclass
+class LocalPool(Pool):
+    """The same actors without Ray: `SystemActor`s in this process, each call on a thread of its own
+    (daemon threads: Ctrl-C abandons the calls in flight, as on Ray). The driver's in-flight cap
+    bounds the threads."""
+
+    @classmethod
+    def start(cls, config: Config, dataset: Any) -> Pool:
+        pool = cls(config, dataset)
+        for _ in range(config.actors()):
+            pool.actors.append(SystemActor(config.system, config.adapter.options(), dataset, LOCAL_NODE))
+            pool.nodes.append(LOCAL_NODE)
+            pool.load.append(0)
+        return pool
+
+    def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
+        index = self.load.index(min(self.load))
+        self.load[index] += 1
+        actor = self.actors[index]
+        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+
+        def call() -> None:
+            try:
+                future.set_result(actor.predict(row, self.config.timeout, delay, asking))
+            except BaseException as bug:  # a bug in an adapter: raised by the driver when it takes the result
+                future.set_exception(bug)
+
+        threading.Thread(target=call, name=f"oeb-{self.config.system}", daemon=True).start()
+        return future, index, actor
+
+    def replace(self, index: int, death: Exception) -> None:
+        raise RunStopped(f"{self.config.system} failed in this process ({_why(death)})")
+
+    def stop(self) -> None:
+        """Nothing to stop: threads still running end with the process."""
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Where calls run: on Ray (references, `ray.wait`) or on threads here (futures). The driver
+    loop is the same for both."""
+
+    on_ray: bool
+
+    def pool(self, config: Config, dataset: Dataset, shared: Any) -> Pool:
+        """A system's started pool; `shared` is the dataset as another system of the run holds it."""
+        if not self.on_ray:
+            return LocalPool.start(config, dataset)
+        return Pool.start(config, shared if shared is not None else _ray().put(dataset))
+
+    def wait(self, pending: list[Any], timeout: float) -> list[Any]:
+        """The calls among `pending` that have ended, waiting at most `timeout` seconds for one."""
+        if self.on_ray:
+            done, _ = _ray().wait(pending, num_returns=1, timeout=timeout)
+            return list(done)
+        finished, _ = concurrent.futures.wait(pending, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
+        return list(finished)
+
+    def result(self, ref: Any) -> dict[str, Any]:
+        """A call's outcome; raises what killed its actor or the adapter's bug."""
+        if self.on_ray:
+            outcome: dict[str, Any] = _ray().get(ref)
+            return outcome
+        return ref.result()  # type: ignore[no-any-return]
+
+    def died(self, error: BaseException) -> bool:
+        """Whether `error` is an actor's death (asked again), not a bug."""
+        if not self.on_ray:
+            return False
+        from ray.exceptions import RayActorError
+
+        return isinstance(error, RayActorError)
 
 
 class Retries:
@@ -169,6 +276,7 @@ class Retries:
         return len(self._heap)
 
     def add(self, row: Row, asking: Asking | None, not_before: float = -math.inf) -> None:
+        """Ask `row` again once `not_before` has passed, passing `asking` back."""
         heapq.heappush(self._heap, (not_before, next(self._order), row, asking))
 
     def first(self) -> float:
@@ -176,118 +284,321 @@ class Retries:
         return self._heap[0][0]
 
     def pop(self) -> tuple[Row, Asking | None]:
+        """The earliest retry."""
         _, _, row, asking = heapq.heappop(self._heap)
         return row, asking
 
     def clear(self) -> None:
+        """Forget every retry (its document is left without a record, for a resume)."""
         self._heap.clear()
 
 
-def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: RunFolder) -> dict[str, Any]:
-    """Predict `rows`, saving each record as it comes; returns the booked start times of every attempt
-    (`starts`, the driver's clock), when the actors started the attempts that came back (`started`,
-    each node's monotonic clock: comparable on one machine), the most calls in flight at once and the
-    nodes that answered."""
-    if not rows:
-        return {"starts": [], "started": [], "peak_in_flight": 0, "nodes": []}
-    pool = Pool.start(config, dataset)
-    schedule = StartSchedule(config.ray.requests_per_second)
-    limit = config.in_flight()
-    queue = deque(rows)
-    retries = Retries()
-    pending: dict[Any, tuple[Row, int, Any, Asking | None]] = {}
-    died: Counter[str] = Counter()
-    started: list[float] = []
-    peak = 0
+@dataclass(frozen=True)
+class Job:
+    """One system's share of a run: what to ask, where to save it, the jobs to collect, the budget."""
+
+    label: str
+    """The system's name in the progress and the leaderboard (unique in the run)."""
+    config: Config
+    dataset: Dataset
+    rows: tuple[Row, ...]
+    folder: RunFolder
+    collect: dict[str, Asking] = field(default_factory=dict)
+    """Documents among `rows` whose job an earlier process submitted: collected first, never bought again."""
+    spending: Spending | None = None
+    """The system's spend against its budget (None: no budget)."""
+
+
+Saved = Callable[[Job, str, dict[str, Any]], None]
+"""Called with (job, doc_id, record) once a record is saved: the grading that starts at once."""
+
+
+@dataclass
+class SystemRun:
+    """One system inside the driver loop: its pool, start schedule, in-flight cap, queue and retries,
+    spend, and why it stopped. Holds no record longer than it takes to save it."""
+
+    job: Job
+    pool: Pool
+    schedule: StartSchedule
+    queue: deque[Row]
+    limit: int
+    retries: Retries = field(default_factory=Retries)
+    in_flight: int = 0
+    peak: int = 0
+    done: int = 0
+    started: list[float] = field(default_factory=list)
+    nodes: set[str] = field(default_factory=set)
+    died: Counter[str] = field(default_factory=Counter)
+    handles: set[str] = field(default_factory=set)
+    """Documents whose job handle is written in the folder (removed once their record is saved)."""
     stop: str | None = None
-    nodes: set[str] = set()
-    bug: RayTaskError | None = None
-    progress = PredictProgress(folder.name, len(rows))
+    bug: BaseException | None = None
+    left: int | None = None
+    """Documents never started because the budget was reached (None: it was not)."""
+    shown_pace: float | None = None
+
+    def busy(self) -> bool:
+        """Whether the system has anything left to ask or collect."""
+        return bool(self.queue or self.retries or self.in_flight)
+
+    def may_start(self) -> bool:
+        """Whether the budget lets one more fresh document start now; once it is reached for good,
+        the documents never started are counted and dropped."""
+        spending = self.job.spending
+        if spending is None or not self.queue:
+            return bool(self.queue)
+        unanswered = self.in_flight + len(self.retries)
+        if spending.may_start(unanswered):
+            return True
+        if not unanswered or spending.reached:
+            self.left = len(self.queue)
+            self.queue.clear()
+        return False
+
+    def fill(self, pending: dict[Any, Call]) -> None:
+        """Submit what the system may start now: retries whose back-off is over first (a job to
+        collect among them), then fresh documents the budget allows, while under its in-flight cap
+        and its schedule books a start."""
+        while self.in_flight < self.limit and not self.schedule.wait():
+            if self.retries and self.schedule.due(self.retries.first()):
+                row, asking = self.retries.pop()
+            elif self.may_start():
+                row, asking = self.queue.popleft(), None
+            else:
+                break
+            self.call(pending, row, self.schedule.book(), asking)
+        self.peak = max(self.peak, self.in_flight)
+
+    def call(self, pending: dict[Any, Call], row: Row, delay: float, asking: Asking | None) -> None:
+        """Give one step at `row` to an actor of the system."""
+        ref, index, actor = self.pool.submit(row, delay, asking)
+        pending[ref] = Call(self, row, index, actor, asking)
+        self.in_flight += 1
+
+    def wake(self) -> float:
+        """Seconds until the system may start something (`_WAIT_SECONDS` when it waits for answers only)."""
+        if self.in_flight >= self.limit or not (self.queue or self.retries):
+            return _WAIT_SECONDS
+        if self.queue:
+            return self.schedule.wait()
+        return max(self.schedule.wait(), self.retries.first() - time.monotonic())
+
+    def halt(self) -> None:
+        """Start nothing more: the calls in flight are still collected and saved (a job waiting to be
+        collected again keeps its handle in the folder, for a resume)."""
+        self.queue.clear()
+        self.retries.clear()
+
+    def stats(self) -> dict[str, Any]:
+        """The booked starts (driver's clock), the actors' start times of the attempts that came back
+        (each node's monotonic clock: comparable on one machine), the most calls in flight at once,
+        the nodes that answered, the 429s met and what was spent."""
+        spending = self.job.spending
+        return {"starts": self.schedule.starts, "started": self.started, "peak_in_flight": self.peak,
+                "nodes": sorted(self.nodes), "throttled": self.schedule.throttles,
+                "spent": None if spending is None else spending.spent}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call in flight: its system, document, actor slot and actor, and the attempts before it."""
+
+    system: SystemRun
+    row: Row
+    index: int
+    actor: Any
+    asking: Asking | None
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One system's predict stage: its statistics, and why it ended early (a stop, its budget reached;
+    None: every document asked)."""
+
+    stats: dict[str, Any]
+    stopped: OebError | None
+
+
+def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: RunFolder) -> dict[str, Any]:
+    """Predict `rows` of one system, saving each record as it comes; its statistics (`SystemRun.stats`).
+    Raises what ended it early (scripts/bench_run.py times the predict stage alone with it)."""
+    [predicted] = predict_jobs([Job(config.adapter.label, config, dataset, tuple(rows), folder)])
+    if predicted.stopped is not None:
+        raise predicted.stopped
+    return predicted.stats
+
+
+def predict_jobs(
+    jobs: Sequence[Job], progress: RunProgress | None = None, on_saved: Saved | None = None
+) -> list[Predicted]:
+    """Predict every job's rows side by side in one driver loop, saving each record as it comes and
+    calling `on_saved(job, doc_id)` after; per job its statistics and its stop, if any. A bug in an
+    adapter is raised once every system has stopped; Ctrl-C raises `Interrupted`."""
+    runs: list[SystemRun] = []
+    calls = Calls(uses_ray())
+    shown = progress or RunProgress([job.label for job in jobs], {job.label: len(job.rows) for job in jobs})
     try:
-        with progress:
-            while queue or retries or pending:
-                while len(pending) < limit and not schedule.wait():
-                    if retries and schedule.due(retries.first()):
-                        row, asking = retries.pop()
-                    elif queue:
-                        row, asking = queue.popleft(), None
-                    else:
-                        break
-                    ref, index, actor = pool.submit(row, schedule.book(), asking)
-                    pending[ref] = (row, index, actor, asking)
-                peak = max(peak, len(pending))
-                progress.in_flight(len(pending))
-                wait = _WAIT_SECONDS
-                if len(pending) < limit and (queue or retries):
-                    wait = schedule.wait() if queue else max(schedule.wait(), retries.first() - time.monotonic())
-                wait = min(wait, _WAIT_SECONDS)
-                if not pending:
-                    time.sleep(wait)
-                    continue
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
-                for ref in done:
-                    row, index, actor, asking = pending.pop(ref)
-                    pool.load[index] -= 1
-                    try:
-                        outcome = ray.get(ref)
-                    except RayActorError as death:
-                        stop = stop or _ask_again(pool, index, actor, death, row, asking, died, retries)
-                        continue
-                    except RayTaskError as error:
-                        bug = bug or error
-                        continue
-                    nodes.add(outcome["node"])
-                    started.append(outcome["started"])
-                    if (retry := outcome["retry"]) is not None:
-                        retries.add(row, retry.asking, time.monotonic() + retry.wait)
-                    if outcome["record"] is not None:
-                        folder.save(row.doc_id, outcome["record"])
-                        progress.saved(row.doc_id, outcome["record"])
-                    stop = stop or outcome["stop"]
-                if stop or bug:
-                    queue.clear()
-                    retries.clear()
-        stats = {"starts": schedule.starts, "started": started, "peak_in_flight": peak, "nodes": sorted(nodes)}
+        for job in jobs:
+            runs.append(_start(calls, job, runs))
+        with contextlib.nullcontext() if progress else shown:
+            _loop(calls, runs, shown, on_saved)
     except KeyboardInterrupt:
+        resume = " ".join(job.folder.url for job in jobs)
+        total = sum(len(job.rows) for job in jobs)
         raise Interrupted(
-            f"interrupted: {progress.done} of {len(rows)} documents saved, the calls in flight abandoned; "
-            f"continue with: oeb resume {folder.url}"
+            f"interrupted: {shown.done} of {total} documents saved, the calls in flight abandoned; "
+            f"continue with: oeb resume {resume}"
         ) from None
     finally:
-        pool.stop()
+        for run in runs:
+            run.pool.stop()
+    bug = next((run.bug for run in runs if run.bug is not None), None)
     if bug is not None:
         raise bug
-    if stop is not None:
-        raise RunStopped(
-            f"the run stopped ({stop}); {progress.done} documents saved. Fix the cause, then continue with: "
-            f"oeb resume {folder.url}"
-        )
-    return stats
+    return [Predicted(run.stats(), _stopped(run)) for run in runs]
 
 
-def _ask_again(
-    pool: Pool,
-    index: int,
-    actor: Any,
-    death: RayActorError,
-    row: Row,
-    asking: Asking | None,
-    died: Counter[str],
-    retries: Retries,
-) -> str | None:
-    """Ask a document whose actor died again at once, with the attempts it had before (replacing the
-    actor once); the reason to stop the run instead, if any."""
+def _start(calls: Calls, job: Job, started: list[SystemRun]) -> SystemRun:
+    """A system's pool (none is needed for no rows); the dataset is shared with the systems started
+    before on the same dataset."""
+    shared = next((run.pool.dataset for run in started if run.job.dataset is job.dataset and run.pool.actors), None)
+    pool = calls.pool(job.config, job.dataset, shared) if job.rows else Pool(job.config, None)
+    schedule = StartSchedule(job.config.ray.requests_per_second)
+    run = SystemRun(
+        job, pool, schedule, deque(row for row in job.rows if row.doc_id not in job.collect), job.config.in_flight()
+    )
+    for row in job.rows:
+        if row.doc_id in job.collect:
+            run.retries.add(row, job.collect[row.doc_id])
+            run.handles.add(row.doc_id)
+    return run
+
+
+def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: Saved | None) -> None:
+    """The one driver loop: each system submits what it may, then one wait over every call in flight."""
+    pending: dict[Any, Call] = {}
+    while any(run.busy() for run in runs):
+        for run in runs:
+            run.fill(pending)
+            progress.in_flight(run.job.label, run.in_flight)
+            _show_pace(run, progress)
+        wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
+        if not pending:
+            time.sleep(wait)
+            continue
+        for ref in calls.wait(list(pending), wait):
+            _collect(calls, pending.pop(ref), ref, pending, progress, on_saved)
+    for run in runs:
+        progress.in_flight(run.job.label, 0)
+
+
+def _collect(
+    calls: Calls, call: Call, ref: Any, pending: dict[Any, Call], progress: RunProgress, on_saved: Saved | None
+) -> None:
+    """Take one call's outcome: save its record, keep its retry, or note why its system stops."""
+    run, row = call.system, call.row
+    run.in_flight -= 1
+    run.pool.load[call.index] -= 1
     try:
-        if pool.actors[index] is actor:
-            pool.replace(index, death)
+        outcome = calls.result(ref)
+    except Exception as error:
+        if calls.died(error):
+            run.stop = run.stop or _ask_again(run, call, error)
+        else:
+            run.bug = run.bug or error
+    else:
+        run.nodes.add(outcome["node"])
+        run.started.append(outcome["started"])
+        if (retry := outcome["retry"]) is not None:
+            run.retries.add(row, retry.asking, time.monotonic() + retry.wait)
+            if retry.status == TOO_MANY_REQUESTS:
+                run.schedule.throttled(retry.retry_after)
+                progress.throttled(run.job.label)
+                _show_pace(run, progress)
+        if (submitted := outcome["submitted"]) is not None:
+            _collect_job(run, row, submitted, pending)
+        if (record := outcome["record"]) is not None:
+            _save(run, row, record, progress, on_saved)
+        run.stop = run.stop or outcome["stop"]
+    if (run.stop or run.bug) and (run.queue or run.retries):
+        run.halt()
+        progress.note(run.job.label, f"stopped: {run.stop or 'a bug'}; collecting the {run.in_flight} in flight")
+
+
+def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:
+    """Save a document's record (then forget its job handle), count its cost, show it, grade it."""
+    folder = run.job.folder
+    folder.save(row.doc_id, record)
+    if row.doc_id in run.handles:
+        jobs.remove(folder.url, row.doc_id)
+        run.handles.discard(row.doc_id)
+    run.done += 1
+    progress.saved(run.job.label, row.doc_id, record)
+    spending = run.job.spending
+    if spending is not None:
+        spending.add(record)
+        spent = spending.spent
+        progress.spend(run.job.label, spent["usd"], spent["credits"])
+        if spending.reached and run.queue:
+            run.may_start()
+            progress.note(
+                run.job.label, f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
+            )
+    if on_saved is not None:
+        on_saved(run.job, row.doc_id, record)
+
+
+def _show_pace(run: SystemRun, progress: RunProgress) -> None:
+    """A `pace` event when the system's pace changed (lowered by 429s, or recovering)."""
+    pace = run.schedule.pace
+    if pace != run.shown_pace:
+        run.shown_pace = pace
+        progress.pace(run.job.label, pace, run.schedule.limit)
+
+
+def _collect_job(run: SystemRun, row: Row, submitted: Submitted, pending: dict[Any, Call]) -> None:
+    """A job the vendor took: write its handle in the run folder, then collect it at once (the
+    document stays in flight; polling books no start). A kill from here on leaves the handle, and
+    `oeb resume` collects the job instead of buying it again."""
+    jobs.write(run.job.folder.url, row.doc_id, submitted.asking.to_json())
+    run.handles.add(row.doc_id)
+    run.call(pending, row, 0.0, submitted.asking)
+
+
+def _stopped(run: SystemRun) -> OebError | None:
+    """Why the system ended before asking everything: a stop, or its budget reached."""
+    url = run.job.folder.url
+    if run.stop is not None:
+        return RunStopped(
+            f"{run.job.folder.name} stopped ({run.stop}); {run.done} documents saved. Fix the cause, then continue "
+            f"with: oeb resume {url}"
+        )
+    spending = run.job.spending
+    if run.left is None or spending is None:
+        return None
+    unit = "usd" if spending.limit.usd is not None else "credits"
+    return BudgetReached(
+        f"the budget was reached: {spending.line()}; {run.left} documents left unasked; continue with a larger "
+        f"budget: oeb resume {url} --set budget.{unit}=<more>"
+    )
+
+
+def _ask_again(run: SystemRun, call: Call, death: Exception) -> str | None:
+    """Ask a document whose actor died again at once, with the attempts it had before (replacing the
+    actor once); the reason to stop the system instead, if any."""
+    try:
+        if run.pool.actors[call.index] is call.actor:
+            run.pool.replace(call.index, death)
     except RunStopped as stop:
         return str(stop)
-    died[row.doc_id] += 1
-    if died[row.doc_id] >= ASKS_PER_DOCUMENT:
-        return f"the actor answering {row.doc_id} died {died[row.doc_id]} times while answering it"
-    retries.add(row, asking)
+    doc_id = call.row.doc_id
+    run.died[doc_id] += 1
+    if run.died[doc_id] >= ASKS_PER_DOCUMENT:
+        return f"the actor answering {doc_id} died {run.died[doc_id]} times while answering it"
+    run.retries.add(call.row, call.asking)
     return None
 
 
-def _why(death: RayActorError) -> str:
+def _why(death: BaseException) -> str:
     return " ".join(str(death).split())[:300]

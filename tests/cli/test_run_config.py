@@ -179,10 +179,11 @@ def test_a_plan_that_fails_writes_nothing(capsys, config: Path, tmp_path: Path) 
 
 def test_the_plan_names_the_system_documents_concurrency_limit_and_folder(config: Path, tmp_path: Path) -> None:
     plan = engine.plan_run(load_config(str(config), ["rows.limit=2"]), str(tmp_path))
-    first, second = plan.lines()
+    first, second, estimate = plan.lines()
     assert first.endswith("2 rows (limit 2), graded by field_matching")
     assert f"{tmp_path}/mock-" in second and "new run, 2 documents to predict with mock" in second
-    assert "5 in flight on 5 actors, at most 2 starts/s, on a local Ray" in second
+    assert "5 in flight (set by ray.rate_limit.max_in_flight) on 5 actors, at most 2 starts/s, in this process" in second
+    assert estimate.startswith("  estimate: about $0.00 for 2 documents")
 
 
 def _launched(config: Path, tmp_path: Path) -> engine.Plan:

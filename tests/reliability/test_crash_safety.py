@@ -248,3 +248,34 @@ def test_killed_runs_resume_to_the_scores_of_an_uninterrupted_run(tmp_path, ray_
         assert lineage.landed() >= KILLS and "predict" in lineage.kills and "grade" in lineage.kills
         assert lineage.asked_again() == []
         _same_scores(finals[kind], expected)
+
+
+START_UP_KILLS = (0.0, 0.3, 0.6, 1.0, 1.5, 2.0, 3.0, 4.5)
+"""Seconds after `oeb run` starts at which it is killed (past start-up on a fast machine: the last
+kills then land in predict, which the loop above covers)."""
+
+
+def test_a_kill_during_start_up_leaves_no_folder_or_one_that_resume_continues(tmp_path, ray_address) -> None:
+    """SIGKILL at points of start-up (imports, the plan, the folder's first files, joining Ray, the
+    actors starting): every folder left under --out is one `oeb resume` plans, and resuming one
+    finishes it."""
+    lineage = _lineage(tmp_path, "start-up", str(tmp_path / "start-up" / "runs"), ray_address)
+    out = Path(lineage.out)
+    for n, delay in enumerate(START_UP_KILLS):
+        process = OebProcess.start(
+            ["run", "--config", str(lineage.config), "--out", lineage.out, "-y"], lineage.logs / f"kill-{n}.log"
+        )
+        time.sleep(delay)
+        process.kill()
+    folders = sorted(path for path in out.iterdir()) if out.exists() else []
+    for folder in folders:
+        files = {path.name for path in folder.iterdir()}
+        assert "config.yaml" in files, (folder.name, sorted(files))
+        plan = engine.plan_resume(str(folder))  # refuses a folder it cannot continue
+        assert plan.rows and plan.folder.url == str(folder)
+    print(f"start-up kills: {len(START_UP_KILLS)}, folders left: {len(folders)}")
+    if folders:
+        lineage.url = str(folders[0])
+        assert lineage.start().finish(DEADLINE) == 0
+        summary = json.loads((folders[0] / "field_matching" / "summary.json").read_text())
+        assert summary["rows"] == lineage.rows
