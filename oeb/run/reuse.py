@@ -19,16 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oeb import _json, storage
+from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import RunFolderError, StorageError
 from oeb.run.config import Config
+from oeb.run.folder import RunFolder
 from oeb.systems import Adapter, Question, question_identity, question_schema
 
 SETTINGS = "settings.json"
 RECORDS = "records/"
-BATCH = 64
-"""Records read at once (object storage answers one file per request)."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,8 @@ class ReuseIndex:
         return self.find_many(config, dataset, [row]).get(row.doc_id)
 
     def find_many(self, config: Config, dataset: Dataset, rows: Sequence[Row]) -> dict[str, tuple[dict[str, Any], str]]:
-        """`find` for every row, by document id; records are read in batches, and a document's PDF is
-        hashed only when an earlier run holds a record of it. The newest answer wins."""
+        """`find` for every row, by document id; each run's records are read concurrently, and a
+        document's PDF is hashed only when an earlier run holds a record of it. The newest answer wins."""
         adapter = config.adapter
         options = _unlocated(adapter, adapter.options())
         runs = [run for run in self.runs if run.system == adapter.name and run.options == options]
@@ -72,7 +71,8 @@ class ReuseIndex:
         found: dict[str, tuple[dict[str, Any], str]] = {}
         for run in runs:
             ids = [doc_id for doc_id in wanted if doc_id in run.records]
-            for doc_id, record in _read_records(run.url, ids).items():
+            listed = {f"{RECORDS}{doc_id}.json": 0 for doc_id in ids}
+            for doc_id, record in RunFolder(run.url).records(ids, listed).items():
                 if doc_id not in asked:
                     asked[doc_id] = _question(adapter, dataset, wanted[doc_id])
                 if not _answers(record, asked[doc_id]):
@@ -138,20 +138,3 @@ def _run(url: str, folder: str, listing: dict[str, int]) -> EarlierRun:
             f"--reuse: {storage.join(url, SETTINGS)} is not a run's settings (no options); fix or remove it"
         )
     return EarlierRun(url, str(settings.get("system")), settings["options"], records)
-
-
-def _read_records(url: str, doc_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The readable records among `doc_ids` (an unreadable one is no answer to reuse)."""
-    found = {}
-    for start in range(0, len(doc_ids), BATCH):
-        paths = [f"{RECORDS}{doc_id}.json" for doc_id in doc_ids[start : start + BATCH]]
-        for path, content in storage.read_many(url, paths).items():
-            if isinstance(content, StorageError):
-                continue
-            try:
-                record = _json.loads(content.decode("utf-8"))
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                found[path.removeprefix(RECORDS).removesuffix(".json")] = record
-    return found
