@@ -60,15 +60,18 @@ class _System:
     credits: float | None = None
     spend_reported: bool = False
     recent: deque[float] = field(default_factory=deque)
+    asking_since: float | None = None
     summarised: tuple[int, int] = (-1, -1)
 
     def rate(self, now: float, began: float) -> float | None:
-        """Documents saved per second over the last `RATE_WINDOW` seconds (or since the run began)."""
+        """Documents saved per second over the last `RATE_WINDOW` seconds (or since the system began
+        asking: the run's start-up is not the vendor's pace)."""
         while self.recent and self.recent[0] < now - RATE_WINDOW:
             self.recent.popleft()
         if not self.recent:
             return None
-        return len(self.recent) / max(min(RATE_WINDOW, now - began), 1e-9)
+        since = began if self.asking_since is None else self.asking_since
+        return len(self.recent) / max(min(RATE_WINDOW, now - since), 1e-9)
 
     def eta(self, now: float, began: float) -> str:
         if self.done >= self.total:
@@ -160,8 +163,14 @@ class RunProgress:
     # events -------------------------------------------------------------------------------------
 
     def in_flight(self, system: str, n: int) -> None:
-        """`n` documents of `system` are being asked now."""
-        self.systems[system].in_flight = n
+        """`n` documents of `system` are being asked now (the driver says so at every turn of its
+        loop: only a change reaches the metrics)."""
+        state = self.systems[system]
+        if n == state.in_flight:
+            return
+        state.in_flight = n
+        if state.asking_since is None:
+            state.asking_since = self.clock()
         if self.metrics:
             self.metrics.set("in_flight", system, n)
 
@@ -176,6 +185,8 @@ class RunProgress:
         state = self.systems[system]
         state.done += 1
         state.recent.append(self.clock())
+        if state.asking_since is None:  # saved before anything was said in flight: count from the start
+            state.asking_since = self.began
         error = record.get("error")
         state.failed += bool(error)
         if not state.spend_reported:
@@ -208,9 +219,11 @@ class RunProgress:
         log says when the pace is lowered and when it is back at the limit (not each step between)."""
         state = self.systems[system]
         before, state.pace, state.limit = state.pace, current, limit
+        if current == before:
+            return
         if self.metrics and current is not None:
             self.metrics.set("pace", system, current)
-        if self.terminal or current is None or before is None or current == before:
+        if self.terminal or current is None or before is None:
             return
         if current < before:
             of = "" if limit is None else f" (limit {limit:g})"
@@ -309,29 +322,3 @@ class RunProgress:
     def _summarise_often(self) -> None:
         while not self._stopped.wait(self.summary_seconds):
             self.summary()
-
-
-class PredictProgress:
-    """The one-system calls of the predict stage as it was (`progress.saved(doc_id, record)`), shown by
-    a `RunProgress`; goes once the engine calls `RunProgress` itself."""
-
-    def __init__(self, run: str, total: int, stream: TextIO | None = None) -> None:
-        self.run = run
-        self.progress = RunProgress([run], {run: total}, stream)
-
-    def __enter__(self) -> PredictProgress:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
-
-    @property
-    def done(self) -> int:
-        return self.progress.done
-
-    def in_flight(self, count: int) -> None:
-        self.progress.in_flight(self.run, count)
-
-    def saved(self, doc_id: str, record: dict[str, Any]) -> None:
-        self.progress.saved(self.run, doc_id, record)
