@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from oeb import storage
+from oeb.cli.report import emit, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -31,8 +31,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="K",
         help="systems that must give one same value (default: a majority of the runs, at least 3)",
     )
-    parser.add_argument("--format", choices=("md", "json", "html"), default="md", help="md: a table (default)")
-    parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
+    output_flags(parser, ("md", "json", "html"), "md")
     parser.add_argument(
         "--dataset",
         metavar="D",
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         )
     findings = audit.audit(runs, dataset, min_agree)
     documents = len(runs[0].doc_ids) if runs else len(dataset.rows)
-    line = audit.summary_line(findings, documents, min_agree)
+    line = audit.summary_line(findings, documents, min_agree if runs else None)
     if args.format == "json":
         text = (
             json.dumps(
@@ -92,16 +91,13 @@ def run(args: argparse.Namespace) -> int:
             + "\n"
         )
     elif args.format == "md":
-        text = f"## Gold audit\n\n{line}\n\n" + markdown_table(list(audit.COLUMNS), audit.rows(findings)) + "\n"
+        text = f"## Gold audit\n\n{line}\n\n" + markdown_table(list(audit.COLUMNS), audit.rows(findings), {5}) + "\n"
     else:
         text = render_audit_html(findings, dataset, line)
-    if args.out:
-        storage.write_text(args.out, text)
-        print(f"oeb audit: wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit("audit", text, args.out)
     if args.write_fixes:
         files, put = audit.write_fixes(dataset, findings, args.write_fixes)
         print(f"oeb audit: {put} proposed values in {files} gold files under {args.write_fixes}", file=sys.stderr)
-    print(f"oeb audit: {line}", file=sys.stderr)
+    if args.out or args.format != "md":  # the Markdown on the terminal says it already
+        print(f"oeb audit: {line}", file=sys.stderr)
     return 0

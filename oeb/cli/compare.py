@@ -6,15 +6,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oeb import storage
-from oeb.cli.report import fraction
+from oeb.cli.report import emit, fraction, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -32,10 +30,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local or s3://): the baseline")
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
-    parser.add_argument(
-        "--format", choices=("text", "md", "json", "html"), default="text", help="text: tables (default)"
-    )
-    parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
+    output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--fail-if-worse",
         nargs="?",
@@ -91,11 +86,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_compare_html(result)
-    if args.out:
-        storage.write_text(args.out, text or "")
-        print(f"oeb compare: wrote {args.out}", file=sys.stderr)
-    elif text is not None:
-        sys.stdout.write(text)
+    emit("compare", text, args.out)
     paired = result["paired"]
     if args.fail_if_worse is not None and worse_beyond(paired, args.fail_if_worse):
         low, high = paired["ci95"]

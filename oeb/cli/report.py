@@ -26,6 +26,21 @@ def fraction(text: str) -> float:
     return value
 
 
+def output_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...], default: str) -> None:
+    """`--format` and `--out`, alike for report, compare and audit."""
+    parser.add_argument("--format", choices=formats, default=default, help=f"{default} (default)")
+    parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
+
+
+def emit(verb: str, text: str | None, out: str | None) -> None:
+    """Write the output to `out` (saying so on stderr) or to stdout; None: it was printed already."""
+    if out:
+        storage.write_text(out, text or "")
+        print(f"oeb {verb}: wrote {out}", file=sys.stderr)
+    elif text is not None:
+        sys.stdout.write(text)
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb report` and its flags."""
     parser = subparsers.add_parser(
@@ -39,10 +54,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local or s3://)")
-    parser.add_argument(
-        "--format", choices=("text", "md", "json", "html"), default="text", help="text: tables (default)"
-    )
-    parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
+    output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",
         type=int,
@@ -95,11 +107,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_html(runs, board, args.details_limit)
-    if args.out:
-        storage.write_text(args.out, text or "")
-        print(f"oeb report: wrote {args.out}", file=sys.stderr)
-    elif text is not None:
-        sys.stdout.write(text)
+    emit("report", text, args.out)
     if args.fail_under is not None:
         below = [row for row in board["rows"] if row["headline"] < args.fail_under]
         if below:

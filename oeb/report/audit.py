@@ -356,8 +356,10 @@ def rows(findings: Sequence[Finding]) -> list[list[str]]:
     ]
 
 
-def summary_line(findings: Sequence[Finding], documents: int, min_agree: int) -> str:
-    """How many findings of each kind, over how many documents, at which agreement."""
+def summary_line(findings: Sequence[Finding], documents: int, min_agree: int | None) -> str:
+    """How many findings of each kind, over how many documents, at which agreement (None: no runs)."""
     counts = Counter(f.kind for f in findings)
     kinds = ", ".join(f"{counts[kind]} {kind}" for kind in KINDS if counts[kind]) or "nothing found"
-    return f"{len(findings)} findings over {documents} documents ({kinds}); agreement needed: {min_agree} systems"
+    agreement = "the gold alone (no runs)" if min_agree is None else f"agreement needed: {min_agree} systems"
+    plural = "" if len(findings) == 1 else "s"
+    return f"{len(findings)} finding{plural} over {documents} documents ({kinds}); {agreement}"

@@ -97,8 +97,13 @@ def rich_tables(board: dict[str, Any]) -> list[Table]:
     return [table, suites]
 
 
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+def markdown_table(header: list[str], rows: list[list[str]], numbers: set[int] | None = None) -> str:
+    """A Markdown table; the `numbers` columns (by default all but the first) aligned right."""
+    right = set(range(1, len(header))) if numbers is None else numbers
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(" ---: " if i in right else " --- " for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 

@@ -4,6 +4,7 @@ and the two CI gates (`oeb report --fail-under`, `oeb compare --fail-if-worse`) 
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from conftest import PREDICTIONS
@@ -131,3 +132,38 @@ def test_compare_prints_the_paired_analysis_in_every_format(make_run, tmp_path, 
     assert main(["compare", perfect, sloppy, "--format", "html", "--out", str(out)]) == 0
     page = out.read_text()
     assert "<td>all</td><td>3</td>" in page and "research__[x24] tables" in page and "<script" not in page
+
+
+def test_folders_graded_by_oeb_grade_are_reported_compared_and_audited(dataset, tmp_path, capsys) -> None:
+    """The whole path with what `oeb grade mine/ --dataset D` writes today, not a fixture's copy of it."""
+    folders = []
+    for name in ("ours", "theirs", "others"):
+        folder = tmp_path / name
+        for doc_id, answer in PREDICTIONS["sloppy" if name == "theirs" else "perfect"].items():
+            if answer is not None:
+                answer = answer | {"vendor": "Acme Corp"} if doc_id == "inv_1" else answer  # all three agree
+                storage.write_json(str(folder / "predictions" / f"{doc_id}.json"), answer)
+        assert main(["grade", str(folder), "--dataset", dataset, "--partial"]) == 0
+        folders.append(str(folder))
+    capsys.readouterr()
+    assert main(["report", *folders, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert [row["system"] for row in board["rows"]][2] == "theirs" and board["dataset"] is not None
+    assert all(row["scorer"] and row["provenance"]["scorer"] == row["scorer"] for row in board["rows"])
+    assert main(["compare", folders[0], folders[1], "--fail-if-worse"]) == 3
+    capsys.readouterr()
+    assert main(["audit", *folders, "--format", "json"]) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["doc_id"], f["address"], f["kind"], f["gold"], f["consensus"], f["agree"]) for f in findings] == [
+        ("inv_1", "vendor", "gold_disagrees", "Acme", "Acme Corp", 3)
+    ]
+
+
+def test_a_brought_folder_on_s3_is_reported_with_its_provenance(make_run, s3_env, capsys) -> None:
+    local = make_run("mine", PREDICTIONS["sloppy"], brought=True)
+    folder = f"s3://oeb-tests/brought/{uuid.uuid4().hex[:8]}/mine"
+    for path in storage.list_files(local):
+        storage.write_bytes(storage.join(folder, path), storage.read_bytes(storage.join(local, path)))
+    assert main(["report", folder, make_run("perfect"), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[1]["system"] == "mine" and rows[1]["provenance"]["scorer"] == rows[0]["scorer"]
