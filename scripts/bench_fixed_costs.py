@@ -5,8 +5,8 @@ Writes a brought folder of 120 documents and its dataset (one 5,000-row nested l
 
 - `import`: `python -c "import oeb.cli"` and what `oeb --version` costs;
 - `grade`: `oeb grade FOLDER --dataset DATASET` from a cold start (the grading cache emptied first),
-  with its phases from oeb's own timing lines (`OEB_TIMINGS=1`: import, session start, grading,
-  session end);
+  with its phases from oeb's own timing lines (`OEB_TIMINGS=1`: start (interpreter and imports),
+  command line, session start, grading, the documents' own CPU, session end), wall and CPU seconds;
 - `grade, attached`: the same with `OEB_RAY_ADDRESS=auto` against a local Ray this script starts with
   `ray start --head` (skipped with `--no-attached`);
 - `bench`: what `make bench` runs (`oeb run --config oeb/examples/mock.yaml -y`: 12 sample documents
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -151,18 +152,22 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _timed(command: list[str], env: dict[str, str]) -> tuple[float, dict[str, float], str]:
-    """Wall seconds of `command`, the phases oeb printed (`oeb timing: NAME SECONDS`), and its output."""
-    started = time.perf_counter()
+    """Wall seconds of `command`, the phases oeb printed (`oeb timing: NAME WALL CPU`: each phase's
+    wall and CPU seconds) and `cpu` (the CPU seconds of the process and the children it waited for),
+    and its output."""
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     output = done.stdout + done.stderr
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{output[-2000:]}")
-    phases: dict[str, float] = {}
+    phases = {"cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime}
     for line in output.splitlines():
         if line.startswith("oeb timing: "):
-            name, seconds = line.removeprefix("oeb timing: ").rsplit(" ", 1)
-            phases[name] = phases.get(name, 0.0) + float(seconds)
+            name, wall, cpu = line.removeprefix("oeb timing: ").rsplit(" ", 2)
+            phases[name] = phases.get(name, 0.0) + float(wall)
+            if cpu != "-":
+                phases[f"{name} cpu"] = phases.get(f"{name} cpu", 0.0) + float(cpu)
     return wall, phases, output
 
 
@@ -191,7 +196,7 @@ def _ray_head(temp: Path) -> subprocess.Popen[bytes]:
             "--include-dashboard=false",
             "--port=6399",
             f"--temp-dir={temp / 'r'}",
-        ],  # fmt: skip
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=_env(RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", RAY_USAGE_STATS_ENABLED="0"),

@@ -11,13 +11,14 @@ import argparse
 import importlib
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from oeb import __version__
 from oeb.errors import OebError
-from oeb.run.cluster import TIMINGS_VARIABLE, timed
+from oeb.run.cluster import TIMINGS_VARIABLE, timed, timing
 
 VERBS = (
     "init",
@@ -91,4 +92,4 @@ def _time_since_start() -> None:
         uptime = float(Path("/proc/uptime").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return
-    print(f"oeb timing: start {uptime - ticks / os.sysconf('SC_CLK_TCK'):.3f}", file=sys.stderr)
+    timing("start", uptime - ticks / os.sysconf("SC_CLK_TCK"), time.process_time())

@@ -39,13 +39,15 @@ log = logging.getLogger(__name__)
 ADDRESS_VARIABLE = "OEB_RAY_ADDRESS"
 """The Ray every oeb command uses when its config or command line names none."""
 TIMINGS_VARIABLE = "OEB_TIMINGS"
-"""Set, oeb prints `oeb timing: PHASE SECONDS` lines on stderr (scripts/bench_fixed_costs.py)."""
+"""Set, oeb prints `oeb timing: PHASE WALL CPU` lines on stderr (scripts/bench_fixed_costs.py)."""
 SMALL_JOB = 200
 """Jobs of at most this many documents run in this process when no Ray is named: a local Ray's
-start-up and shutdown (12-25 s here) is more than their work (docs/performance/fixed-costs.md)."""
+start-up and shutdown (18-27 s on 2 cores) is more than it would save them (figures in
+docs/performance/fixed-costs.md)."""
 SMALL_WORK = 16 << 20
 """...and, when the bytes to score are known beforehand (`oeb grade`), of at most this many: about
-25 s of scoring on one core, which two cores of a local Ray would not finish sooner counting its start."""
+40 s of scoring on one core, which two cores of a local Ray do not finish sooner counting its 18-27 s
+of start-up and shutdown."""
 _AUTH_MODE = "RAY_AUTH_MODE"
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 
@@ -144,6 +146,10 @@ def ray_session(address: str | None, env: dict[str, str]) -> Iterator[None]:
 
 def _init(where: Where, env: dict[str, str]) -> None:
     """Start or join Ray quietly: its INFO lines and the workers' output stay off the console."""
+    # Read by Ray when it is imported: no usage reports, and no `uv run` wrapped around every worker
+    # (Ray's uv hook would re-resolve the environment and ship the working directory to each worker).
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     import ray
 
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
@@ -198,11 +204,19 @@ def timed(phase: str) -> Iterator[None]:
     if not os.environ.get(TIMINGS_VARIABLE):
         yield
         return
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         yield
     finally:
-        print(f"oeb timing: {phase} {time.perf_counter() - started:.3f}", file=sys.stderr)
+        timing(phase, time.perf_counter() - started, time.process_time() - cpu)
+
+
+def timing(phase: str, seconds: float, cpu: float | None = None) -> None:
+    """Print `oeb timing: PHASE WALL CPU` (CPU: this process's, all threads; `-` if not measured)
+    when `OEB_TIMINGS` is set. On a busy machine the CPU seconds say more than the wall."""
+    if os.environ.get(TIMINGS_VARIABLE):
+        shown = "-" if cpu is None else f"{cpu:.3f}"
+        print(f"oeb timing: {phase} {seconds:.3f} {shown}", file=sys.stderr)
 
 
 def worker_env() -> dict[str, str]:

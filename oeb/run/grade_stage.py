@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from oeb import storage
 from oeb.dataset import Dataset, Row
-from oeb.errors import GradingError, StorageError, UnfinishedRun
+from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
 from oeb.run import cluster, pages
 from oeb.run.folder import RunFolder
 from oeb.run.grade_task import Item, grade_batch, scorer_digest
@@ -47,6 +47,8 @@ TASK_MEMORY_BASE = 64 << 20
 TASK_MEMORY_PER_BYTE = 40
 """Peak memory of scoring is about 40 times the gold and prediction bytes (measured on the corpus)."""
 _WAIT_SECONDS = 0.2
+_LOOKAHEAD = 64
+"""Documents of other folders set aside while packing one folder's batch, at most."""
 _SHOWN = 10
 
 
@@ -164,8 +166,14 @@ class _Queue:
         else:
             return None
         budget = max(1, min(BATCH_BYTES, self._bytes // (4 * self.executor.cpus)))
-        batch, used, others = [first], first.size, []
-        while first.size < budget and self._waiting and used + self._waiting[0][3].size <= budget:
+        batch, used = [first], first.size
+        others: list[tuple[int, int, Grader, Item]] = []
+        while (
+            first.size < budget
+            and self._waiting
+            and used + self._waiting[0][3].size <= budget
+            and len(others) < _LOOKAHEAD
+        ):
             entry = heapq.heappop(self._waiting)
             self._bytes -= entry[3].size
             if entry[2] is grader:
@@ -354,7 +362,7 @@ class Grader:
     def fail(self, error: BaseException, items: int) -> None:
         """A task that could not run or whose results could not be written stops this grading."""
         if self.error is None:
-            self.error = error
+            self.error = error if isinstance(error, OebError) else _task_failed(error)
         self.done(items)
 
     def done(self, items: int) -> None:
@@ -458,6 +466,7 @@ class Grader:
             self.queued - self.rescored,
         )
         log.info("%s", headline_line(summary, cost))
+        cluster.timing("documents (their CPU)", sum(self.seconds.values()))
         report = {"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}
         return Graded(report, frozenset(self.nodes), self.seconds, self.elapsed)
 
@@ -473,6 +482,15 @@ def grade(
 ) -> Graded:
     """Grade the run's `rows`: the report `oeb grade` prints (run, cost, the scorer's summary)."""
     return Grader(folder, dataset, rows, details=details, partial=partial, brought=brought).finish()
+
+
+def _task_failed(error: BaseException) -> GradingError:
+    """What went wrong outside oeb (Ray, a worker lost for good), as one line."""
+    first = next(iter(str(error).strip().splitlines()), "")[:300]
+    return GradingError(
+        f"a grading task failed ({type(error).__name__}: {first}); grade again: the documents scored so far "
+        "come from the cache (scores.jsonl and summary.json are unchanged)"
+    )
 
 
 def _gold_sizes(dataset: Dataset) -> dict[str, int]:

@@ -218,3 +218,40 @@ def test_oeb_grade_on_a_private_local_ray_prints_only_oebs_lines(tmp_path: Path)
     ]
     assert not re.search(r"WARNING|INFO|Token|RAY_|\.py:\d+", done.stdout + done.stderr)
     assert (tmp_path / ".ray" / "auth_token").exists()  # token authentication kept
+
+
+def _run_folder(folder: Path, *, failed: bool = False) -> Path:
+    """A run folder over the sample as `oeb run` leaves it (settings.json, records, predictions);
+    `failed`: every document failed, so there is no predictions/."""
+    _answered(folder)
+    dataset = open_dataset(SAMPLE_DATASET)
+    if failed:
+        shutil.rmtree(folder / "predictions")
+        for row in dataset.rows:
+            error = {"type": "Unreadable", "message": "not JSON"}
+            (folder / "records" / f"{row.doc_id}.json").write_text(json.dumps({"id": row.doc_id, "error": error}))
+    settings = {"run": folder.name, "system": "mock", "options": {}, **dataset.settings(), "task": "extract"}
+    (folder / "settings.json").write_text(json.dumps(settings | {"rows": {}}))
+    return folder
+
+
+def test_a_prefix_of_runs_is_regraded_together_and_an_unfinished_run_skipped(
+    tmp_path: Path, capsys, in_process
+) -> None:
+    runs = tmp_path / "runs"
+    _run_folder(runs / "a")
+    _run_folder(runs / "deeper" / "failed", failed=True)
+    unfinished = _run_folder(runs / "unfinished")
+    (unfinished / "records" / "short__invoice_4417.json").unlink()
+    (unfinished / "predictions" / "short__invoice_4417.json").unlink()
+
+    assert main(["grade", str(runs)]) == 1  # a run was skipped
+    printed = json.loads(capsys.readouterr().out)
+    headlines = {report["run"]: report["scorers"][RESULTS]["headline"] for report in printed["runs"]}
+    assert headlines["failed"] == 0.0 and 0 < headlines["a"] < 1 and set(headlines) == {"a", "failed"}
+    assert list(printed["skipped"]) == [str(unfinished)] and "oeb resume" in printed["skipped"][str(unfinished)]
+    assert not (unfinished / RESULTS).exists()
+
+    assert main(["grade", str(runs / "deeper" / "failed")]) == 0  # a run folder, not a prefix
+    summary = json.loads(capsys.readouterr().out)["scorers"][RESULTS]
+    assert (summary["headline"], summary["failed"], summary["scored"]) == (0.0, 12, None)
