@@ -1,9 +1,61 @@
-"""The one hierarchy of errors oeb reports to its users.
+"""The one hierarchy of errors oeb reports to its users, and the exit code of each.
 
 Every class says when it is raised. The message of an `OebError` is the single line a user sees:
 it names what is wrong and how to fix it. The CLI prints it as `oeb <command>: <message>` and
 exits with the class's `exit_code`; anything that is not an `OebError` is a bug and keeps its
-traceback.
+traceback. The exit codes are documented for users in docs/exit-codes.md.
+
+    OebError                            exit 1: a user error (input, environment), never a bug
+    ├── UsageError                      exit 2: the command line itself is wrong
+    ├── InputFileError                  a file named on the command line
+    ├── ScoreArgumentError (TypeError)  score() refusals, typed as the reference raises them
+    ├── ScoreOptionError (ValueError)
+    ├── SchemaError (ValueError)
+    ├── DocumentTooDeep (ValueError)
+    ├── StorageError                    oeb.storage: a URL that cannot be read, written or listed
+    │   ├── StorageURLError (ValueError)
+    │   ├── StorageNotFoundError (FileNotFoundError)
+    │   ├── StorageAccessError
+    │   └── StorageFormatError (ValueError)
+    ├── DatasetError                    oeb.dataset: a dataset that cannot be run or checked
+    │   ├── DatasetNotFoundError
+    │   ├── HubError
+    │   ├── ManifestError
+    │   ├── DocumentMissingError
+    │   └── GoldError
+    ├── ConfigError                     a run config or a --set
+    ├── SelectionError                  the config's rows
+    ├── PlanDeclined                    the user said no to the plan; nothing written
+    ├── RunFolderError                  a folder a command cannot use
+    │   ├── RunLocked                   another live command writes it
+    │   ├── LockLost                    this command lost its s3:// lock
+    │   ├── ResumeMismatch              a resume would ask another question
+    │   └── UnfinishedRun               grading without --partial
+    ├── GradingError                    the scorer refused a gold or schema
+    ├── RayUnavailable
+    ├── RunStopped                      exit 1: going on cannot help; saved, `oeb resume` once fixed
+    │   ├── AccountFailure (PermissionError)     ┐
+    │   ├── ConnectionRefused (ConnectionError)  │ oeb.systems.errors: a system stops
+    │   ├── MissingKey                           │
+    │   └── ReadCrashed                          ┘
+    ├── QualityGateFailed               exit 3: oeb compare --fail-if-worse, oeb report --fail-under
+    ├── BudgetReached                   exit 4: the run stopped starting documents at its budget
+    ├── NothingAnswered                 exit 5: every document failed: a broken set-up
+    ├── Interrupted                     exit 130: Ctrl-C
+    ├── ReportError                     a folder report, compare or audit cannot read
+    │   └── ReportMismatch              runs whose numbers are not comparable
+    ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
+    ├── OptionError (ValueError)        │
+    ├── PluginError                     ┘
+    └── SystemFailed                    oeb.systems.errors: one document's failure, kept in its record
+        │                               (retried inside its time limit when its status is transient)
+        ├── SystemTimeout               ┐
+        ├── SystemUnreachable           │ never retried
+        ├── Unreadable                  │
+        ├── DialectError                │
+        └── JobLost                     ┘ submitted again at once, recorded as `resubmitted`
+
+A run of several systems exits with the highest-priority code among them: 1, then 5, then 4, then 0.
 """
 
 from __future__ import annotations
