@@ -1,4 +1,4 @@
-"""A manifest table turned into checked rows: HARNESS.md §1.3 steps 1 and 5-9, in that order.
+"""A manifest table turned into checked rows: checks 1 and 5-9 of docs/datasets.md, in that order.
 
 Pure functions over a pyarrow table; nothing here touches a file. Each refusal is a
 `ManifestError` naming the manifest, the row (numbered from 1) and the fix.

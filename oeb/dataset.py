@@ -1,8 +1,8 @@
-"""A dataset is a URL plus a manifest (HARNESS.md §1): checked rows, their files, and the revision.
+"""A dataset is a URL plus a manifest (docs/datasets.md): checked rows, their files, and the revision.
 
-`open_dataset` runs the manifest checks (§1.3 steps 1-9) and returns the rows; `check_dataset` adds
-the file checks (steps 10 and 11) that `oeb check` and every plan run. The URL is a folder,
-`file://`, `s3://bucket/prefix` (read through `oeb.storage`) or `hf://datasets/org/name[@revision]`
+`open_dataset` runs the manifest checks (docs/datasets.md, checks 1-9) and returns the rows;
+`check_dataset` adds the file checks (10 and 11) that `oeb check` and every plan run. The URL is a
+folder, `file://`, `s3://bucket/prefix` (read through `oeb.storage`) or `hf://datasets/org/name[@revision]`
 (read through the Hub's cache at a pinned commit, file by file).
 """
 
@@ -197,7 +197,7 @@ class Dataset:
 
 
 def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
-    """Open a dataset and check its manifest (HARNESS.md §1.3 steps 1-9); no document is read."""
+    """Open a dataset and check its manifest (docs/datasets.md, checks 1-9); no document is read."""
     manifest = normalised_manifest_path(manifest)
     if url.startswith("hf://"):
         return _open_hub(url, manifest)
@@ -219,7 +219,7 @@ def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
 
 
 def check_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
-    """Every check of §1.3, in order: the manifest, then every document file, then every gold."""
+    """Every check of docs/datasets.md, in order: the manifest, then every document file, then every gold."""
     dataset = open_dataset(url, manifest)
     dataset.check_documents()
     dataset.check_golds()

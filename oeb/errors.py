@@ -121,32 +121,32 @@ class DatasetError(OebError):
 
 
 class DatasetNotFoundError(DatasetError):
-    """The dataset URL names no folder, or the Hub shows no such dataset (HARNESS.md §1.3 step 3, §1.7)."""
+    """The dataset URL names no folder, or the Hub shows no such dataset (docs/datasets.md, checks 2 and 3)."""
 
 
 class HubError(DatasetError):
-    """An `hf://` address is malformed, or the Hub cannot give the revision or file a run needs (§1.7)."""
+    """An `hf://` address is malformed, or the Hub cannot give the revision or file a run needs (docs/datasets.md)."""
 
 
 class ManifestError(DatasetError):
-    """The manifest cannot be used: its path, file, columns or one of its rows (§1.3 steps 1, 4-9)."""
+    """The manifest cannot be used: its path, file, columns or one of its rows (docs/datasets.md, checks 1 and 4-9)."""
 
 
 class DocumentMissingError(DatasetError):
-    """Manifest rows name document files that do not exist (§1.3 step 10)."""
+    """Manifest rows name document files that do not exist (docs/datasets.md, check 10)."""
 
 
 class GoldError(DatasetError):
-    """A row's gold file is missing, not JSON, or not a JSON object (§1.3 step 11)."""
+    """A row's gold file is missing, not JSON, or not a JSON object (docs/datasets.md, check 11)."""
 
 
 class ConfigError(OebError):
     """A run config cannot be used: no file, not YAML, a missing, unknown or ill-typed key, or a
-    `--set` that names no key of the config (HARNESS.md §2.3)."""
+    `--set` that names no key of the config (docs/running.md)."""
 
 
 class SelectionError(OebError):
-    """The config's `rows` select nothing, name ids the dataset lacks, or mix `sample` and `limit` (§2.4)."""
+    """The config's `rows` select nothing, name ids the dataset lacks, or mix `sample` and `limit` (docs/running.md)."""
 
 
 class PlanDeclined(OebError):
@@ -155,7 +155,7 @@ class PlanDeclined(OebError):
 
 class RunFolderError(OebError):
     """A folder is not a run folder the command can use: no config.yaml or settings.json, no
-    `predictions/`, a corrupt settings.json, or a run made with another dataset (§3.6, §3.9)."""
+    `predictions/`, a corrupt settings.json, or a run made with another dataset."""
 
 
 class RunLocked(RunFolderError):
@@ -170,11 +170,11 @@ class LockLost(RunFolderError):
 
 class ResumeMismatch(RunFolderError):
     """A resume would ask another question than the run did (system, options, dataset, its commit,
-    manifest or rows), which would mix two runs in one folder (§3.6)."""
+    manifest or rows), which would mix two runs in one folder."""
 
 
 class UnfinishedRun(RunFolderError):
-    """Grading was asked for a run with documents never predicted, without `--partial` (§3.4 step 5)."""
+    """Grading was asked for a run with documents never predicted, without `--partial`."""
 
 
 class GradingError(OebError):

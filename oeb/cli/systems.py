@@ -1,4 +1,4 @@
-"""`oeb systems [NAME]`: which systems exist, and one system's options and API key (HARNESS.md 4.6)."""
+"""`oeb systems [NAME]`: which systems exist, and one system's options and API key (docs/systems/index.md)."""
 
 from __future__ import annotations
 

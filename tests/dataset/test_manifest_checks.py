@@ -1,5 +1,6 @@
-"""HARNESS.md §1.3: the catalogue of 29 broken (or oddly valid) variants of a 5-row dataset, and the
-order in which the checks run. Each refusal is one line naming what is wrong and how to fix it."""
+"""The dataset checks of docs/datasets.md: the catalogue of 29 broken (or oddly valid) variants of a
+5-row dataset, and the order in which the checks run. Each refusal is one line naming what is wrong
+and how to fix it."""
 
 from __future__ import annotations
 
