@@ -351,9 +351,10 @@ def _parse_decimal(text: str) -> Decimal | None:
 
 def _strptime_pattern(fmt: str) -> str:
     """The regular expression `datetime.strptime` itself uses for `fmt`, for a cheap pre-check."""
-    from _strptime import _TimeRE_cache  # the stdlib's own pattern cache
+    from _strptime import _TimeRE_cache  # type: ignore[import-not-found]  # the stdlib's own cache; no stubs
 
-    return _TimeRE_cache.pattern(fmt)
+    pattern: str = _TimeRE_cache.pattern(fmt)
+    return pattern
 
 
 def _any_of(formats: tuple[str, ...]) -> re.Pattern[str] | None:

@@ -7,15 +7,13 @@ from typing import Any, NamedTuple
 
 from oeb._gc import cyclic_gc_paused
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
+from oeb.scoring._flatten import SchemaView, array_paths, flatten, prepare, states_nothing, survey
+from oeb.scoring._pairing import Aligner
+from oeb.scoring._tree import Address, Item, Value
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.flatten import SchemaView, array_paths, flatten, prepare, states_nothing, survey
-from oeb.scoring.pairing import Aligner
-from oeb.scoring.rows import Row, Value
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
 
 __all__ = ["RESULTS", "Verdict", "score", "show_address"]
-
-Address = tuple[tuple[str, Any], ...]
 
 RESULTS = ("matched", "misread", "unfound", "fabricated", "invented_item", "invented_field")
 SKIPPED = "skipped_open_map"
@@ -46,7 +44,7 @@ def show_address(address: Address) -> str:
     return text
 
 
-def reading_order(address: Address) -> tuple:
+def reading_order(address: Address) -> tuple[tuple[str, bool, int, str], ...]:
     """Keys alphabetically, indices numerically, `pN` labels after indices and as strings."""
     return tuple(
         (kind, isinstance(name, str), name if isinstance(name, int) else 0, str(name)) for kind, name in address
@@ -133,22 +131,24 @@ def _positional_arrays(
     if isinstance(order_matters, bool):
         return order_matters
     try:
-        names = list(order_matters)
+        names: list[object] = list(order_matters)
     except TypeError:
         kind = type(order_matters).__name__
         raise ScoreArgumentError(f"order_matters takes a list of array names, True or False, not {kind}") from None
     if names and not documents_read:
         paths = paths | _document_arrays(documents)
     known = {array_name(path) for path in paths} if names else set()
-    for name in names:
-        if not isinstance(name, str):
-            kind = type(name).__name__
+    checked: list[str] = []
+    for entry in names:
+        if not isinstance(entry, str):
+            kind = type(entry).__name__
             raise ScoreArgumentError(f"order_matters entries must be array names (str), not {kind}")
-        if name not in known:
+        if entry not in known:
             listed = ", ".join(repr(n) for n in sorted(known)[:MAX_ARRAYS_LISTED])
             available = f"arrays available: {listed}" if known else "these documents have no arrays"
-            raise ScoreOptionError(f"order_matters names {name!r}, which is not an array here; {available}")
-    return frozenset(names)
+            raise ScoreOptionError(f"order_matters names {entry!r}, which is not an array here; {available}")
+        checked.append(entry)
+    return frozenset(checked)
 
 
 def _document_arrays(documents: tuple[Any, ...]) -> set[Address]:
@@ -177,7 +177,7 @@ class _Scoring:
 
     def result(self, with_verdicts: bool) -> dict[str, Any]:
         comparison = _Comparison(self.schema.slots, with_verdicts)
-        comparison.rows(self.gold_tree, self.pred_tree, () if with_verdicts else None, False)
+        comparison.items(self.gold_tree, self.pred_tree, () if with_verdicts else None, False)
         counts = comparison.counts
         total = sum(counts.values())
         matched = counts["matched"]
@@ -219,7 +219,7 @@ class _Comparison:
         self.verdicts: list[Verdict] | None = [] if with_verdicts else None
         self.gold_rows = self.pred_rows = self.matched_rows = 0
 
-    def rows(self, gold: Row | None, pred: Row | None, pred_address: Address | None, invented: bool) -> None:
+    def items(self, gold: Item | None, pred: Item | None, pred_address: Address | None, invented: bool) -> None:
         """A gold row and the predicted row at its address, either possibly None, and their arrays'
         rows in turn. `pred_address` is the predicted row's renumbered address (None without
         verdicts); `invented`, whether it lies in a predicted row paired with none."""
@@ -228,29 +228,29 @@ class _Comparison:
         p_arrays = pred.arrays if pred is not None else {}
         for path, g_array in g_arrays.items():
             p_array = p_arrays.get(path)
-            by_label = {row.label: row for row in p_array.rows.values()} if p_array is not None else {}
-            for index, g_row in g_array.rows.items():
-                p_row = by_label.pop(index, None)
-                self._count(g_row, p_row)
-                self.rows(g_row, p_row, _below(pred_address, path, index), invented)
+            by_label = {item.label: item for item in p_array.items.values()} if p_array is not None else {}
+            for index, g_item in g_array.items.items():
+                p_item = by_label.pop(index, None)
+                self._count(g_item, p_item)
+                self.items(g_item, p_item, _below(pred_address, path, index), invented)
             self._only_predicted(by_label.values(), path, pred_address, invented)
         for path, p_array in p_arrays.items():
             if path not in g_arrays:
-                self._only_predicted(p_array.rows.values(), path, pred_address, invented)
+                self._only_predicted(p_array.items.values(), path, pred_address, invented)
 
-    def _only_predicted(self, rows: Iterable[Row], path: Address, address: Address | None, invented: bool) -> None:
-        for row in rows:
-            self._count(None, row)
-            self.rows(None, row, _below(address, path, row.label), invented or isinstance(row.label, str))
+    def _only_predicted(self, items: Iterable[Item], path: Address, address: Address | None, invented: bool) -> None:
+        for item in items:
+            self._count(None, item)
+            self.items(None, item, _below(address, path, item.label), invented or isinstance(item.label, str))
 
-    def _count(self, gold: Row | None, pred: Row | None) -> None:
+    def _count(self, gold: Item | None, pred: Item | None) -> None:
         g_object = gold is not None and gold.is_object
         p_object = pred is not None and pred.is_object
         self.gold_rows += g_object
         self.pred_rows += p_object
         self.matched_rows += g_object and p_object
 
-    def _values(self, gold: Row | None, pred: Row | None, pred_address: Address | None, invented: bool) -> None:
+    def _values(self, gold: Item | None, pred: Item | None, pred_address: Address | None, invented: bool) -> None:
         counts, verdicts = self.counts, self.verdicts
         p_values, pattern = (pred.leaves, pred.pattern) if pred is not None else ([], ())
         unpaired: Iterable[Value] = p_values

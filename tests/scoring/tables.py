@@ -11,8 +11,8 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
-from oeb.scoring.weights import Columns
+from oeb.scoring._blocks import Block, NestedArrays, PricedBlock
+from oeb.scoring._weights import Columns
 
 # What the solvers' property tests draw: how noisy a prediction is, the cardinality of each column
 # besides the id (1: every row equal there), and the scale of a pair's weight.

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oeb.scoring import weights
-from oeb.scoring.weights import Columns
+from oeb.scoring import _weights
+from oeb.scoring._weights import Columns
 
 
 def _pair_by_pair(pred: list[dict], gold: list[dict]) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,7 @@ def test_counts_are_those_of_each_pair(
     rng = random.Random(seed)
     pred, gold = _rows(rng, n, cardinalities, present), _rows(rng, m, cardinalities, present)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(weights, "SMALL_BLOCK_CELLS", small_block_cells)  # 0: every sparse column joined
+        patch.setattr(_weights, "SMALL_BLOCK_CELLS", small_block_cells)  # 0: every sparse column joined
         matched, shared = Columns(pred, gold).counts()
     expected_matched, expected_shared = _pair_by_pair(pred, gold)
     assert (matched == expected_matched).all()

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
+from oeb.scoring._flatten import SchemaView, flatten, states_nothing
+from oeb.scoring._pairing import Aligner
 from oeb.scoring.canonical import canonical_key
-from oeb.scoring.flatten import SchemaView, flatten, states_nothing
-from oeb.scoring.pairing import Aligner
 
 # Dict keys that are one key to Python but different texts (`1`, `True`, `1.0`), or the same text
 # (`1`, `"1"`), around text keys that sort between them.
@@ -29,8 +29,8 @@ def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], neste
     document = {"t": [{"o": row} for row in rows] if nested else rows}
     tree, _, _ = flatten(document, SchemaView({"type": "object"}), states_nothing, canonical_key)
     aligner = Aligner(1, False)
-    for row in tree.arrays[(("k", "t"),)].rows.values():
-        assert aligner.content_key(row)[0] == _defined(row)
+    for row in tree.arrays[(("k", "t"),)].items.values():
+        assert aligner.pricing.content_key(row)[0] == _defined(row)
         source = rows[row.index]
         assert [_typed(suffix)[-1] for suffix, _, _ in row.leaves] == [("k", type(k), k) for k in source]
 
@@ -69,6 +69,6 @@ def tables(draw: st.DrawFn) -> list[dict]:
 @given(rows=tables())
 def test_rows_are_put_in_content_order(rows: list[dict]) -> None:
     tree, _, _ = flatten({"t": rows}, SchemaView({"type": "object"}), states_nothing, canonical_key)
-    table = list(tree.arrays[(("k", "t"),)].rows.values()) if tree.arrays else []
+    table = list(tree.arrays[(("k", "t"),)].items.values()) if tree.arrays else []
     aligner = Aligner(1, False)
-    assert aligner.in_content_order(table) == sorted(table, key=aligner.content_key)
+    assert aligner.pricing.in_content_order(table) == sorted(table, key=aligner.pricing.content_key)

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oeb.scoring import dense_solver
+from oeb.scoring import _dense_solver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -50,4 +50,4 @@ def test_the_pairs_are_scipys_on_matrices_of_ties(
     rng = np.random.default_rng(seed)
     weights = rng.integers(0, values, size=(n, n + extra)) * 10
     block = MatrixBlock(weights, rng.random(weights.shape) < listed_share, slack)
-    assert dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
+    assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)

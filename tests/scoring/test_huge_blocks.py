@@ -13,11 +13,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import oeb
-import oeb.scoring.flatten
-from oeb.scoring import pairing, sparse_solver
-from oeb.scoring.blocks import Block
-from oeb.scoring.sparse_solver import sparse_pairing
-from oeb.scoring.weights import Columns
+import oeb.scoring._flatten
+from oeb.scoring import _pairing, _solving, _sparse_solver
+from oeb.scoring._blocks import Block
+from oeb.scoring._sparse_solver import sparse_pairing
+from oeb.scoring._weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,7 +48,7 @@ def test_the_pairs_are_scipys_on_the_whole_matrix(
 def test_rows_priced_at_every_scan_past_the_memory_budget_give_the_same_pairs(monkeypatch, seed: int) -> None:
     rng = random.Random(seed)
     pred, gold = table(rng, 120, [2, 5, 40], noise=0.2)
-    monkeypatch.setattr(sparse_solver, "KEPT_CELLS", 0)
+    monkeypatch.setattr(_sparse_solver, "KEPT_CELLS", 0)
     assert sorted(sparse_pairing(Block(Columns(pred, gold), 1000))) == scipy_pairs(pred, gold, 1000)
 
 
@@ -57,7 +57,7 @@ def test_rows_scanned_one_edge_at_a_time_or_with_numpy_give_the_same_pairs(monke
     pred, gold = table(rng, 150, [2, 3, 40], noise=0.2)
     expected = scipy_pairs(pred, gold, 1000)
     for few in (0, 10**6):
-        monkeypatch.setattr(sparse_solver, "FEW_EDGES", few)
+        monkeypatch.setattr(_sparse_solver, "FEW_EDGES", few)
         assert sorted(sparse_pairing(Block(Columns(pred, gold), 1000))) == expected
 
 
@@ -65,15 +65,16 @@ def test_a_clean_table_is_solved_from_its_ids_alone() -> None:
     """Every row pairs with its twin through a rare value: no row is priced against every gold row."""
     rng = random.Random(3)
     pred, gold = table(rng, 300, [2, 5, 40], noise=0.0)
-    edges = sparse_solver._Edges(sparse_solver.Block(Columns(pred, gold), 1000))
-    x = sparse_solver.lapjvsp(edges)
+    edges = _sparse_solver._Edges(_sparse_solver.Block(Columns(pred, gold), 1000))
+    x = _sparse_solver.lapjvsp(edges)
     assert not edges.full
     assert sorted((i, int(j)) for i, j in enumerate(x) if j < edges.m) == scipy_pairs(pred, gold, 1000)
 
 
-def reference_method(aligner: pairing.Aligner, pi: list, gi: list) -> list[tuple[int, int]]:
+def reference_method(solving: _solving.Solving, pi: list, gi: list) -> list[tuple[int, int]]:
     """What the reference does past the dense limit, on the whole matrix."""
-    return scipy_pairs([aligner.priced(p)[0] for p in pi], [aligner.priced(g)[0] for g in gi], aligner.scale)
+    pricing = solving.pricing
+    return scipy_pairs([pricing.priced(p)[0] for p in pi], [pricing.priced(g)[0] for g in gi], pricing.scale)
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
@@ -90,9 +91,9 @@ def test_score_past_the_dense_limit_is_the_reference_methods(monkeypatch, noise:
     rng.shuffle(pred_rows)
     gold, pred = {"rows": gold_rows}, {"rows": pred_rows}
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
-    monkeypatch.setattr(pairing, "DENSE_LIMIT", 100)
+    monkeypatch.setattr(_solving, "DENSE_LIMIT", 100)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pairing.Aligner, "_flat_huge", reference_method)
+        patch.setattr(_solving.Solving, "_flat_huge", reference_method)
         expected = oeb.score(pred, gold, schema, verdicts=True)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
 
@@ -106,12 +107,12 @@ def nested_rows(rng: random.Random, count: int) -> dict:
     }
 
 
-def sorted_rows(document: dict, aligner: pairing.Aligner) -> list:
+def sorted_rows(document: dict, aligner: _pairing.Aligner) -> list:
     """The rows of `document["rows"]` in the order pairing sorts them (by content key)."""
-    tree = oeb.scoring.flatten.flatten(
-        document, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    tree = oeb.scoring._flatten.flatten(
+        document, oeb.scoring._flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
-    return sorted(tree.arrays[(("k", "rows"),)].rows.values(), key=aligner.content_key)
+    return sorted(tree.arrays[(("k", "rows"),)].items.values(), key=aligner.pricing.content_key)
 
 
 @settings(max_examples=40, deadline=None)
@@ -120,17 +121,17 @@ def test_greedy_in_tiers_is_the_reference_greedy(seed: int, tier: int, chunk: in
     """Past the reference's limits for nested tables it pairs greedily; oeb does so in bounded tiers."""
     rng = random.Random(seed)
     gold, pred = nested_rows(rng, rng.randint(1, 14)), nested_rows(rng, rng.randint(1, 14))
-    aligner = pairing.Aligner(scale=100, positional=frozenset())
+    aligner = _pairing.Aligner(scale=100, positional=frozenset())
     p_rows, g_rows = sorted_rows(pred, aligner), sorted_rows(gold, aligner)
-    weights = aligner._weights(p_rows, g_rows)
+    weights = aligner.pricing.matrix(p_rows, g_rows)
     rows, cols = np.nonzero(weights > 0)
     expected, taken_r, taken_c = [], set(), set()
-    for i, j in pairing._greedy_order(rows, cols, weights[rows, cols]):
+    for i, j in _solving.greedy_order(rows, cols, weights[rows, cols]):
         if i not in taken_r and j not in taken_c:
             taken_r.add(i)
             taken_c.add(j)
             expected.append((i, j))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pairing, "GREEDY_TIER_CELLS", tier)
-        patch.setattr(pairing, "GREEDY_CHUNK_CELLS", chunk)
-        assert aligner._greedy(p_rows, g_rows) == expected
+        patch.setattr(_solving, "GREEDY_TIER_CELLS", tier)
+        patch.setattr(_solving, "GREEDY_CHUNK_CELLS", chunk)
+        assert aligner.solving._greedy(p_rows, g_rows) == expected

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
-import oeb.scoring.flatten
-from oeb.scoring import dense_solver, pairing
-from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
-from oeb.scoring.weights import Columns
+import oeb.scoring._flatten
+from oeb.scoring import _dense_solver, _nested, _pairing, _solving
+from oeb.scoring._blocks import Block, NestedArrays, PricedBlock
+from oeb.scoring._weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -27,7 +27,7 @@ from tables import priced_blocks, scipy_dense_pairs, table
 @given(block=priced_blocks(smaller_side_first=True))
 def test_the_pairs_are_scipys_on_the_whole_matrix(block: PricedBlock) -> None:
     weights = block.row_weights(np.arange(block.n))
-    assert dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
+    assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
 
 
 @settings(max_examples=100, deadline=None)
@@ -45,19 +45,26 @@ def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -
         for _ in range(rng.randint(1, 12))
     ]
     other = [dict(row, n=rng.randrange(5)) for row in rows] + [{"k": "a", "tags": [{"t": "x"}]}]
-    aligner = pairing.Aligner(scale=[100, 7][nested % 2], positional=frozenset())
-    p_rows = oeb.scoring.flatten.flatten(
-        {"rows": rows}, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    aligner = _pairing.Aligner(scale=[100, 7][nested % 2], positional=frozenset())
+    p_rows = oeb.scoring._flatten.flatten(
+        {"rows": rows}, oeb.scoring._flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
-    g_rows = oeb.scoring.flatten.flatten(
-        {"rows": other}, oeb.scoring.flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
+    g_rows = oeb.scoring._flatten.flatten(
+        {"rows": other}, oeb.scoring._flatten.SchemaView({}), oeb.states_nothing, oeb.canonical_key
     )[0]
-    pi = list(p_rows.arrays[(("k", "rows"),)].rows.values())
-    gi = list(g_rows.arrays[(("k", "rows"),)].rows.values())
-    expected = np.array([[aligner.weight(p, g) for g in gi] for p in pi], dtype=np.int64)
+    pi = list(p_rows.arrays[(("k", "rows"),)].items.values())
+    gi = list(g_rows.arrays[(("k", "rows"),)].items.values())
+    expected = np.array([[aligner.pricing.weight(p, g) for g in gi] for p in pi], dtype=np.int64)
     path = (("k", "tags"),)
-    arrays = [NestedArrays(aligner._nested_values(pi, path), aligner._nested_values(gi, path), aligner.scale)]
-    flat = Block(Columns([aligner.priced(p)[0] for p in pi], [aligner.priced(g)[0] for g in gi]), aligner.scale)
+    arrays = [
+        NestedArrays(
+            aligner.solving._nested_named(pi, path), aligner.solving._nested_named(gi, path), aligner.pricing.scale
+        )
+    ]
+    flat = Block(
+        Columns([aligner.pricing.priced(p)[0] for p in pi], [aligner.pricing.priced(g)[0] for g in gi]),
+        aligner.pricing.scale,
+    )
     block = PricedBlock(flat, arrays)
     assert (block.row_weights(np.arange(len(pi))) == expected).all()
     i, j = np.nonzero(np.ones_like(expected))
@@ -74,9 +81,9 @@ def test_too_much_pricing_gives_the_block_back_to_the_matrix(monkeypatch) -> Non
     pred, gold = table(rng, 40, [2, 3], noise=0.5)
     small, large = sorted((pred, gold), key=len)
     block = PricedBlock(Block(Columns(small, large), 100), [])
-    monkeypatch.setattr(dense_solver, "MIN_PRICED_ROWS", 0)
-    monkeypatch.setattr(dense_solver, "PRICED_SHARE", 0.0)
-    assert dense_solver.dense_pairing(block) is None
+    monkeypatch.setattr(_dense_solver, "MIN_PRICED_ROWS", 0)
+    monkeypatch.setattr(_dense_solver, "PRICED_SHARE", 0.0)
+    assert _dense_solver.dense_pairing(block) is None
 
 
 @pytest.mark.parametrize("dense_limit", [None, 1_000])
@@ -85,7 +92,7 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, den
     """Verdicts included, with nested arrays, whichever way each block is solved; also past the dense
     limit (lowered), where the reference still solves blocks with nested arrays densely."""
     if dense_limit is not None:
-        monkeypatch.setattr(pairing, "DENSE_LIMIT", dense_limit)
+        monkeypatch.setattr(_solving, "DENSE_LIMIT", dense_limit)
     rng = random.Random(7)
     gold_rows = [
         {
@@ -106,19 +113,19 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, den
     rng.shuffle(pred_rows)
     gold, pred = {"rows": gold_rows}, {"rows": pred_rows}
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
-    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 10**12)
-    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 10**12)
-    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 10**12)
+    monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 10**12)
+    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 10**12)
+    monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 10**12)
     expected = oeb.score(pred, gold, schema, verdicts=True)
-    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
-    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
-    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
+    monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
+    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     solved: list[int] = []
 
     def counted(block: PricedBlock) -> list[tuple[int, int]] | None:
         solved.append(block.n * block.m)
-        return dense_solver.dense_pairing(block)
+        return _dense_solver.dense_pairing(block)
 
-    monkeypatch.setattr(pairing, "dense_pairing", counted)
+    monkeypatch.setattr(_solving, "dense_pairing", counted)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
     assert dense_limit is None or max(solved) > dense_limit, "a block past the dense limit solved by the port"

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
-from oeb.scoring import greedy_solver, pairing
-from oeb.scoring.blocks import PricedBlock
+from oeb.scoring import _greedy_solver, _solving
+from oeb.scoring._blocks import PricedBlock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -27,7 +27,7 @@ from tables import priced_blocks
 def greedy_on_the_matrix(weights: np.ndarray) -> list[tuple[int, int]]:
     rows, cols = np.nonzero(weights > 0)
     taken_rows, taken_cols, pairs = set(), set(), []
-    for i, j in pairing._greedy_order(rows, cols, weights[rows, cols]):
+    for i, j in _solving.greedy_order(rows, cols, weights[rows, cols]):
         if i not in taken_rows and j not in taken_cols:
             taken_rows.add(i)
             taken_cols.add(j)
@@ -44,9 +44,9 @@ def greedy_on_the_matrix(weights: np.ndarray) -> list[tuple[int, int]]:
 def test_the_pairs_are_the_greedy_rule_on_the_whole_matrix(block: PricedBlock, batch: int, chunk: int) -> None:
     expected = greedy_on_the_matrix(block.row_weights(np.arange(block.n)))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(greedy_solver, "PRICED_ROWS_PER_BATCH", batch)
-        patch.setattr(greedy_solver, "OFFER_CHUNK", chunk)
-        assert greedy_solver.greedy_pairing(block) == expected
+        patch.setattr(_greedy_solver, "PRICED_ROWS_PER_BATCH", batch)
+        patch.setattr(_greedy_solver, "OFFER_CHUNK", chunk)
+        assert _greedy_solver.greedy_pairing(block) == expected
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.1, 0.4])
@@ -69,10 +69,10 @@ def test_whole_documents_score_as_with_the_greedy_in_tiers(monkeypatch, noise: f
     rng.shuffle(pred_rows)
     gold, pred = {"rows": gold_rows}, {"rows": pred_rows}
     schema = {"type": "object"}
-    monkeypatch.setattr(pairing, "DENSE_LIMIT", 100)
-    monkeypatch.setattr(pairing, "NESTED_MAX_SIDE", 10)
+    monkeypatch.setattr(_solving, "DENSE_LIMIT", 100)
+    monkeypatch.setattr(_solving, "NESTED_MAX_SIDE", 10)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pairing.Aligner, "_priced_block", lambda self, rows, cols, nested: None)  # the greedy in tiers
+        patch.setattr(_solving.Solving, "_priced_block", lambda self, rows, cols, nested: None)  # the greedy in tiers
         expected = oeb.score(pred, gold, schema, verdicts=True)
     assert expected["matching_exact"] is False
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
@@ -85,8 +85,8 @@ SAMPLE = list(CORPUS)[::5]
 @pytest.mark.parametrize("line", SAMPLE, ids=[line["name"] for line in SAMPLE])
 def test_corpus_cases_forced_greedy_score_as_with_the_greedy_in_tiers(monkeypatch, line: dict) -> None:
     """Every nested block of the reference corpus forced past the limits (so paired greedily)."""
-    monkeypatch.setattr(pairing, "DENSE_LIMIT", 0)
-    monkeypatch.setattr(pairing, "NESTED_MAX_SIDE", 0)
+    monkeypatch.setattr(_solving, "DENSE_LIMIT", 0)
+    monkeypatch.setattr(_solving, "NESTED_MAX_SIDE", 0)
 
     def scored() -> object:
         try:
@@ -97,6 +97,6 @@ def test_corpus_cases_forced_greedy_score_as_with_the_greedy_in_tiers(monkeypatc
             return type(error)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pairing.Aligner, "_priced_block", lambda self, rows, cols, nested: None)
+        patch.setattr(_solving.Solving, "_priced_block", lambda self, rows, cols, nested: None)
         expected = scored()
     assert scored() == expected

@@ -25,7 +25,7 @@ import reference_cases as rc
 from tables import nested_lists, table
 
 import oeb
-from oeb.scoring import pairing, sparse_solver
+from oeb.scoring import _nested, _solving, _sparse_solver
 from tests.scoring.conftest import read_jsonl
 
 CASES: list[dict[str, Any]] = read_jsonl("scoring_examples.jsonl") + read_jsonl("reference_random.jsonl")[::4]
@@ -80,12 +80,12 @@ def test_scoring_leaves_no_cycles() -> None:
 
 
 def test_the_solvers_for_large_blocks_leave_no_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
-    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
-    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
+    monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
+    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     assert _left_for_the_collector(CASES[::3] + _large_tables()) is None
-    monkeypatch.setattr(pairing, "DENSE_LIMIT", 100)
-    monkeypatch.setattr(sparse_solver, "KEPT_CELLS", 0)
+    monkeypatch.setattr(_solving, "DENSE_LIMIT", 100)
+    monkeypatch.setattr(_sparse_solver, "KEPT_CELLS", 0)
     assert _left_for_the_collector(_large_tables()) is None
 
 

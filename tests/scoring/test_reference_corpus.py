@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_cases as rc
 
 import oeb
-from oeb.scoring import pairing
+from oeb.scoring import _nested, _solving
 
 CORPUS = Path(__file__).resolve().parent / "data" / "reference_random.jsonl"
 LINES: list[dict[str, Any]] = list(rc.iter_corpus(CORPUS)) if CORPUS.exists() else []
@@ -62,9 +62,9 @@ def test_oeb_agrees_with_the_reference(line: dict[str, Any]) -> None:
 def test_oeb_agrees_with_the_reference_with_every_block_solved_lazily(monkeypatch, line: dict[str, Any]) -> None:
     """Every dense block, however small, through `oeb.scoring.dense_solver`, and the nested rows of
     every set of pairs priced together (both are what large documents use)."""
-    monkeypatch.setattr(pairing, "LAZY_FLAT_CELLS", 0)
-    monkeypatch.setattr(pairing, "LAZY_NESTED_CELLS", 0)
-    monkeypatch.setattr(pairing, "PRICED_TOGETHER_PAIRS", 1)
+    monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
+    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     diffs = rc.replay(oeb.score, line)
     assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from oeb.scoring import blocks, weights
-from oeb.scoring.blocks import Block, NestedArrays, PricedBlock
-from oeb.scoring.weights import Columns, assignment_values
+from oeb.scoring import _blocks, _weights
+from oeb.scoring._blocks import Block, NestedArrays, PricedBlock
+from oeb.scoring._weights import Columns, assignment_values
 
 # Ways of cutting the work that must not change a number: tables or sorts for distinct keys, spans
 # padded together or one width at a time, rows and pairs priced a few at a time.
@@ -82,7 +82,7 @@ def test_rows_priced_in_full_weigh_what_each_pair_weighs(
     some = np.array([rng.randrange(n) for _ in range(rng.randint(1, 3))])  # a few rows, repeats included
     with pytest.MonkeyPatch.context() as patch:
         for name, value in variant.items():
-            patch.setattr(blocks, name, value)
+            patch.setattr(_blocks, name, value)
         for rows in (every, some):
             got = block.row_weights(rows)
             assert got.dtype == np.int64
@@ -119,7 +119,7 @@ def test_assignment_values_are_scipys_optimum(
 def test_blocks_past_the_brute_force_are_solved_by_scipy() -> None:
     rng = np.random.default_rng(3)
     found = rng.integers(0, 3, size=(40, 4, 9))  # 3,024 assignments each: more than MAX_PERMUTATIONS
-    assert weights._permutation_count(9, 4) > weights.MAX_PERMUTATIONS
+    assert _weights._permutation_count(9, 4) > _weights.MAX_PERMUTATIONS
     assert assignment_values(found).tolist() == scipy_values(found)
 
 

@@ -12,10 +12,10 @@ from functools import cache
 from itertools import chain, permutations
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linear_sum_assignment
+from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no stubs
+from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
-Named = dict  # suffix -> canonical key
+from oeb.scoring._tree import Named, Path
 
 # A column whose equal-value pairs cover more than this share of the block is compared densely.
 DENSE_COLUMN_SHARE = 1 / 16
@@ -83,7 +83,7 @@ class Columns:
 
     def signatures(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Each row's key-set id and a table of how many suffixes two key-sets share (None: too many)."""
-        ids: dict[frozenset, int] = {}
+        ids: dict[frozenset[Path], int] = {}
         p_sig = np.array([ids.setdefault(frozenset(named), len(ids)) for named in self.pred], dtype=np.int64)
         p_count = len(ids)
         g_sig = np.array([ids.setdefault(frozenset(named), len(ids)) for named in self.gold], dtype=np.int64)
@@ -98,7 +98,8 @@ class Columns:
         found = self.signatures()
         if found is not None:
             p_sig, g_sig, table = found
-            return table[p_sig][:, g_sig].reshape(self.n, self.m)
+            counts: np.ndarray = table[p_sig][:, g_sig].reshape(self.n, self.m)
+            return counts
         suffixes: dict[object, int] = {}
 
         def incidence(rows: Sequence[Named]) -> tuple[list[int], list[int]]:
@@ -113,13 +114,14 @@ class Columns:
         width = max(len(suffixes), 1)
         p = sparse.csr_array((np.ones(len(pr)), (pr, pc)), shape=(self.n, width))
         g = sparse.csr_array((np.ones(len(gr)), (gr, gc)), shape=(self.m, width))
-        return (p @ g.T).toarray().astype(np.int32)
+        product: np.ndarray = (p @ g.T).toarray().astype(np.int32)
+        return product
 
 
 def _by_suffix(rows: Sequence[Named]) -> dict[object, tuple[list[int], list[str]]]:
     """Each suffix's rows and keys. Rows of one shape (a table's rows mostly share theirs) are
     transposed together: C loops instead of one Python step per value."""
-    shapes: dict[tuple, list[int]] = {}
+    shapes: dict[tuple[Path, ...], list[int]] = {}
     for index, named in enumerate(rows):
         shapes.setdefault(tuple(named), []).append(index)
     found: dict[object, tuple[list[int], list[str]]] = {}
@@ -143,7 +145,8 @@ def _equal_pairs(p_codes: np.ndarray, g_codes: np.ndarray, m: int) -> np.ndarray
     counts = high - low
     i = np.repeat(np.arange(len(p_codes), dtype=np.int64), counts)
     starts = np.repeat(low - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return i * m + order[np.arange(len(i)) + starts]
+    pairs: np.ndarray = i * m + order[np.arange(len(i)) + starts]
+    return pairs
 
 
 def block_values(weights: np.ndarray, p_spans: np.ndarray, g_spans: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from oeb.scoring.blocks import INF, PRICE_CHUNK_CELLS, Block, beyond_their_floors
+from oeb.scoring._blocks import INF, PRICE_CHUNK_CELLS, Block, beyond_their_floors
 
 # Pairs of rows priced in full kept for later scans (two bytes each on most tables); past this,
 # rows are priced again at each scan.

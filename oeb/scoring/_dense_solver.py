@@ -19,10 +19,11 @@ shift of the costs by their minimum changes no comparison and is left out.
 from __future__ import annotations
 
 import heapq
+from typing import cast
 
 import numpy as np
 
-from oeb.scoring.blocks import INF, PricedBlock, beyond_their_floors
+from oeb.scoring._blocks import INF, PricedBlock, beyond_their_floors
 
 # Give up when more than this share of the rows (and at least `MIN_PRICED_ROWS`) are priced in full.
 PRICED_SHARE = 0.25
@@ -171,9 +172,9 @@ class _Search:
             self.rows_seen.append(i)
             cols, costs, floor = row_of[i]
             if cols is None:
-                self._scan_full(i, costs, min_val)
+                self._scan_full(i, cast(np.ndarray, costs), min_val)
             else:
-                self._scan_listed(i, cols, costs, floor, min_val)
+                self._scan_listed(i, cols, cast(list[float], costs), floor, min_val)
             lowest, j = self._lowest()
             if not self.lowest_floor > lowest:
                 return {row for row, low in self.floors if not low > lowest}
@@ -205,11 +206,11 @@ class _Search:
             if r < spc[j]:  # never for a column taken out (nan)
                 path[j], spc[j] = i, r
                 if self.level is not None and not r > self.level:
-                    self._tie(j, r)
+                    self._tie(j, r, self.level)
 
-    def _tie(self, j: int, r: float) -> None:
-        """Column j, just lowered to r, joins the tied columns (alone if r is below them)."""
-        if r < self.level:
+    def _tie(self, j: int, r: float, level: float) -> None:
+        """Column j, just lowered to r, joins the tied columns at `level` (alone if r is below them)."""
+        if r < level:
             self.level, self.tied, self.next_tied, self.tied_moved, self.tied_free = r, [], -1, [], []
         if self.solver.row4col[j] == -1:
             self.tied_free.append(j)

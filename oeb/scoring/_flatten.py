@@ -8,10 +8,10 @@ skipping open maps; a scalar's address, `("k", key)` and `("i", index)` steps, i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
-from oeb.scoring.rows import Address, Array, Row
+from oeb.scoring._tree import Address, Array, Item, Part
 from oeb.scoring.schema import is_open_map, items_schema, property_schema, read_node
 
 __all__ = ["SchemaView", "Survey", "states_nothing"]
@@ -101,6 +101,7 @@ def _has_sidecar_suffix(value: dict[Any, Any]) -> bool:
 def survey(document: Any, *, prediction: bool) -> Survey:
     envelopes = sidecars = empty_keys = False
     stack = [document]
+    items: Collection[Any]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
@@ -155,7 +156,7 @@ class SchemaView:
 
     __slots__ = ("_items", "children", "node", "open", "relative", "step")
 
-    def __init__(self, schema: Any, step: tuple[str, Any] | None = None, relative: Address = ()) -> None:
+    def __init__(self, schema: Any, step: Part | None = None, relative: Address = ()) -> None:
         self.node = read_node(schema)
         self.open = is_open_map(self.node)
         self.step = step
@@ -180,10 +181,10 @@ class SchemaView:
 
 def flatten(
     document: dict[str, Any], view: SchemaView, absent: Callable[[Any], bool], key_of: Callable[[Any], str]
-) -> tuple[Row, int, list[Address]]:
+) -> tuple[Item, int, list[Address]]:
     """Every non-absent scalar with its canonical key, in document order.
 
-    Returns the document as a tree of rows (each array element that holds a value is a row), how
+    Returns the document as a tree of items (each array element that holds a value is one), how
     many values it holds, and the addresses of the open maps that were skipped.
     """
     return _Flattening(absent, key_of).run(document, view)
@@ -201,15 +202,15 @@ class _Flattening:
         self.values = 0
         self.skipped: list[Address] = []
 
-    def run(self, document: dict[str, Any], view: SchemaView) -> tuple[Row, int, list[Address]]:
-        root = Row(None, (), ())
+    def run(self, document: dict[str, Any], view: SchemaView) -> tuple[Item, int, list[Address]]:
+        root = Item(None, (), ())
         if view.open:
             self.skipped.append(())
         elif document:
             self.walk(document, view, root)
         return root, self.values, self.skipped
 
-    def walk(self, value: Any, here: SchemaView, row: Row) -> None:
+    def walk(self, value: Any, here: SchemaView, row: Item) -> None:
         """`value` is a non-empty object or array in `row`, read with the (not open) view `here`."""
         visit = self.visit
         if isinstance(value, dict):
@@ -225,14 +226,14 @@ class _Flattening:
         row_pattern = (*array.pattern, ("i", None))
         where = (*row.address, *here.relative)
         for index, item in enumerate(value):
-            child = Row(index, row_pattern, (*where, ("i", index)))
+            child = Item(index, row_pattern, (*where, ("i", index)))
             visit(item, child_view, child)
             if child.leaves or child.arrays:
-                array.rows[index] = child
-        if array.rows:
+                array.items[index] = child
+        if array.items:
             row.arrays[here.relative] = array
 
-    def visit(self, value: Any, here: SchemaView, row: Row) -> None:
+    def visit(self, value: Any, here: SchemaView, row: Item) -> None:
         if here.open:
             self.skipped.append((*row.address, *here.relative))
         elif isinstance(value, (dict, list)) and value:

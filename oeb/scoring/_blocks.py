@@ -14,7 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from oeb.scoring.weights import Columns, Named, assignment_values
+from oeb.scoring._tree import Named
+from oeb.scoring._weights import Columns, assignment_values
 
 # A column is joined pair by pair when it pairs at most this many rows per row of the block.
 JOIN_PAIRS_PER_ROW = 4
@@ -70,6 +71,7 @@ class Block:
         if gold is not None:
             g_codes, set_of_row = g_codes[:, gold], set_of_row[gold]
         p_codes = self.p_codes[:, rows]
+        matched: np.ndarray
         if len(rows) < len(g_codes):
             matched = np.empty((len(rows), g_codes.shape[1]), dtype=dtype)
             for out, p in zip(matched, p_codes.T, strict=True):
@@ -161,9 +163,11 @@ def _row_keys(codes: np.ndarray) -> np.ndarray:
     """One integer per column of `codes` (non-negative), equal exactly when the columns are equal."""
     radices = (codes.max(axis=1, initial=0).astype(np.int64) + 1).tolist()
     if math.prod(radices) >= 2**62:
-        return np.unique(codes, axis=1, return_inverse=True)[1].reshape(-1)
+        inverse: np.ndarray = np.unique(codes, axis=1, return_inverse=True)[1]
+        return inverse.reshape(-1)
     places = [math.prod(radices[row + 1 :]) for row in range(len(radices))]
-    return np.array(places, dtype=np.int64) @ codes
+    keys: np.ndarray = np.array(places, dtype=np.int64) @ codes
+    return keys
 
 
 def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,10 +263,10 @@ class NestedArrays:
         weight_of = self.inner.code_weights
         values = np.zeros((count, len(self.c_len)), dtype=np.int64)
         if k == 1:
-            spans = np.flatnonzero(self.c_len)
-            if len(spans):
+            filled = np.flatnonzero(self.c_len)
+            if len(filled):
                 weights = weight_of[codes[:, kinds[: self.inner.m]]]
-                values[:, spans] = np.maximum.reduceat(weights, self.c_start[spans], axis=1)
+                values[:, filled] = np.maximum.reduceat(weights, self.c_start[filled], axis=1)
             return values
         codes = codes.reshape(count, k, -1)
         vectors = _distinct(_row_keys(codes.transpose(1, 0, 2).reshape(k, -1)))[1].reshape(count, -1)
@@ -272,7 +276,7 @@ class NestedArrays:
             vectors = np.take_along_axis(np.cumsum(seen, axis=1) - 1, vectors, axis=1)
         for members, span_kinds in self._column_blocks:
             width = len(span_kinds)
-            spans = vectors[:, span_kinds]  # (row, slot, member)
+            spans: np.ndarray = vectors[:, span_kinds]  # (row, slot, member)
             if count > 1:  # the row is part of a span's key
                 row = np.broadcast_to(np.arange(count)[:, None, None], (count, 1, len(members)))
                 spans = np.concatenate([row, spans], axis=1)
@@ -357,7 +361,7 @@ class PricedBlock:
         """Every pair of these rows with every column, as a len(rows) × m matrix: `weights` summed as
         values, a pair matching where its flat values or any nested pairing match."""
         codes = self.flat.row_codes(rows)
-        weights = self.flat.code_values[codes]
+        weights: np.ndarray = self.flat.code_values[codes]
         matches = codes > len(self.flat.p_codes)  # at least one equal value
         for nested in self.nested:
             values = nested.row_values(rows)

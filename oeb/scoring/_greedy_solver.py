@@ -19,7 +19,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from oeb.scoring.blocks import PricedBlock
+from oeb.scoring._blocks import PricedBlock
 
 # Rows priced in full at once (each a row of the block's width).
 PRICED_ROWS_PER_BATCH = 64
@@ -57,7 +57,7 @@ class _Greedy:
     def run(self) -> list[tuple[int, int]]:
         for row in range(self.block.n):
             self._offer(row)
-        pairs = []
+        pairs: list[tuple[int, int]] = []
         while True:
             self._price_rows_ahead()
             if not self.queue:
@@ -92,7 +92,7 @@ class _Greedy:
         """Price in full every free row whose bound could put an unpriced cell of it ahead of the
         queue's first cell (heavier, or as heavy and in an earlier or the same row)."""
         while True:
-            due = []
+            due: list[int] = []
             while self.unpriced and len(due) < PRICED_ROWS_PER_BATCH:
                 bound, row = -self.unpriced[0][0], self.unpriced[0][1]
                 if not self.free_row[row]:
