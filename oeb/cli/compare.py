@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -77,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
     a, b = load_runs([args.run_a, args.run_b], distinct=False)
+    if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
+        print(
+            f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "
+            f"vs {b.scorer or 'unrecorded'}); the difference is the scorers' as much as the systems'",
+            file=sys.stderr,
+        )
     result = compare(a, b, args.top)
     if args.format == "text":
         text = _text(result, args.out is not None)

@@ -75,6 +75,8 @@ def test_runs_graded_by_different_scorers_are_ranked_together_only_when_asked(ma
     assert main(["report", old, new, "--mixed-scorers", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [row["scorer"] for row in rows] == ["0ld5c0re", "f1e1d0c0ffee"]
+    assert main(["compare", old, new]) == 0  # compared, with a note
+    assert "were graded by different scorers (0ld5c0re vs f1e1d0c0ffee)" in capsys.readouterr().err
     same = make_run("other", PREDICTIONS["sloppy"])
     assert main(["report", new, same, "--format", "md"]) == 0  # one scorer: no column
     assert "| scorer |" not in capsys.readouterr().out

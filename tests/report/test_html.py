@@ -61,6 +61,8 @@ def test_the_report_renders_in_chromium(report, dataset, tmp_path) -> None:
     assert board.index('mock (name="perfect")') < board.index('mock (name="sloppy")')
     assert dom.count('class="sortable suite"') == 2
     assert 'id="docview" class="open"' not in dom
+    provenance = dom[dom.index('id="provenance"') : dom.index("</table>", dom.index('id="provenance"'))]
+    assert provenance.count(">f1e1d0c0ffee<") == 2 and "commit 0123456789abcdef, dirty false" in provenance
 
     details = storage.read_jsonl(storage.join(urls[0], "field_matching", "details", "inv_1.jsonl"))
     kinds = [d["result"] for d in details]
