@@ -1,7 +1,8 @@
-"""Scoring a batch of documents: the work of one Ray task of the grade stage.
+"""Scoring a batch of documents: the work of one task of the grade stage (on a Ray worker, or a call
+in the `oeb` process for a small job).
 
 A task reads each document's prediction and gold and the cached score, scores the document only
-when the cache key differs (HARNESS.md §3.7), and hands back the line, the verdicts and the files
+when the cache key differs (docs/grading.md), and hands back the line, the verdicts and the files
 to write; the driver writes them. The cache key covers the prediction, the gold, the manifest
 schema, the scorer's options (none) and a digest of the scorer's source, so a cached score is
 always the one a fresh scoring would give.
@@ -46,6 +47,7 @@ class Item:
 
 
 def cache_key(prediction: Any, gold: Any, schema: Any, digest: str) -> str:
+    """SHA-256 of everything a score depends on: prediction, gold, schema, options (none), scorer."""
     text = json.dumps([prediction, [gold, schema], {}, digest], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -255,3 +255,14 @@ def test_a_prefix_of_runs_is_regraded_together_and_an_unfinished_run_skipped(
     assert main(["grade", str(runs / "deeper" / "failed")]) == 0  # a run folder, not a prefix
     summary = json.loads(capsys.readouterr().out)["scorers"][RESULTS]
     assert (summary["headline"], summary["failed"], summary["scored"]) == (0.0, 12, None)
+
+
+def test_oeb_version_and_import_oeb_load_neither_the_verbs_nor_the_scorer_nor_ray() -> None:
+    probe = (
+        "import sys, oeb, oeb.cli\n"
+        "try:\n    oeb.cli.main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ray', 'numpy', 'scipy', 'pyarrow')"
+        " or m.startswith(('oeb.cli.', 'oeb.scoring', 'oeb.run.predict'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.splitlines() == [f"oeb {oeb.__version__}", "[]"]
