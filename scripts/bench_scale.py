@@ -8,10 +8,11 @@ flight)), Ray start-up apart, the driver's CPU and peak RSS, the Ray object stor
 second and CPU seconds of each fake, jobs bought per document (must be exactly 1), and the time from the
 last answer to grading done, against the targets of docs/performance/scale.md. `--nodes 2` runs it on a
 local two-node Ray started with `ray start` (head and worker on 127.0.0.2); `--profile` records the
-driver with py-spy and prints where its CPU went.
+driver with py-spy and prints where its CPU went; `--terminal` runs oeb on a tmux terminal and keeps
+text captures of its live view (`--keep` to read them).
 
 Usage: uv run python scripts/bench_scale.py [--documents 620] [--systems 10] [--latency 2] [--spread 0.5]
-           [--in-flight 8] [--rate 20] [--poll 0.5] [--nodes 1|2] [--profile] [--keep DIR]
+           [--in-flight 8] [--rate 20] [--poll 0.5] [--nodes 1|2] [--profile] [--terminal] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
+import itertools
 import json
 import os
 import re
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
@@ -81,14 +84,16 @@ def as_driver(stats: Path, argv: list[str]) -> int:
     peak = {"object_store_bytes": 0}
 
     def sample() -> None:
+        state = None  # one connection to the GCS for the whole run: the samples are the driver's CPU too
         while True:
             time.sleep(1.0)
             ray = sys.modules.get("ray")
-            if ray is None or not ray.is_initialized():
-                continue
             try:
+                if ray is None or not ray.is_initialized():  # (ray may be half imported: AttributeError)
+                    state = None
+                    continue
                 internal: Any = importlib.import_module("ray._private.internal_api")  # untyped
-                state = internal.get_state_from_address(ray.get_runtime_context().gcs_address)
+                state = state or internal.get_state_from_address(ray.get_runtime_context().gcs_address)
                 used = internal.get_memory_info_reply(state).store_stats.object_store_bytes_used
                 peak["object_store_bytes"] = max(peak["object_store_bytes"], int(used))
             except Exception:  # the session may be closing: a lost sample is not worth a failure
@@ -261,11 +266,40 @@ def run_driver(
         env.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     began = time.monotonic()
-    with (work / "driver.log").open("w") as log:
-        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
+    if args.terminal:
+        code = _in_terminal(command, env, work)
+    else:
+        with (work / "driver.log").open("w") as log:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
     ended = time.monotonic()
     figures: dict[str, Any] = json.loads(stats.read_text()) if stats.exists() else {}
     return figures | {"exit": code, "began": began, "ended": ended}
+
+
+def _in_terminal(command: list[str], env: dict[str, str], work: Path) -> int:
+    """Run `command` on a tmux terminal (150 x 30), so oeb shows its live table, and save a capture of
+    the screen every 10 s (`screen-NNN.txt`) and at the end (`driver.log`); its exit code."""
+    session = f"oeb-scale-{os.getpid()}"
+    done = work / "driver.exit"
+    line = " ".join(shlex.quote(part) for part in command) + f"; echo $? > {shlex.quote(str(done))}; sleep 600"
+    tmux = ["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "30", line]
+    subprocess.run(tmux, env=env, check=True)
+    try:
+        for shot in itertools.count():
+            if done.exists() and done.read_text().strip():
+                break
+            if shot % 10 == 0:
+                (work / f"screen-{shot // 10:03d}.txt").write_text(_screen(session))
+            time.sleep(1)
+        (work / "driver.log").write_text(_screen(session, history=True))
+        return int(done.read_text())
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def _screen(session: str, history: bool = False) -> str:
+    command = ["tmux", "capture-pane", "-p", "-t", session] + (["-S", "-2000"] if history else [])
+    return subprocess.run(command, capture_output=True, text=True, check=False).stdout
 
 
 def folder_times(out: Path) -> dict[str, dict[str, float]]:
@@ -298,9 +332,14 @@ def hot_spots(folded: Path, top: int = 15) -> list[str]:
 def report(args: argparse.Namespace, fakes: list[Fake], driver: dict[str, Any], out: Path, work: Path) -> bool:
     """Print the figures and the targets; whether every target was met."""
     stats = {fake.label: fake.stats() for fake in fakes}
-    first = min(s["first"] for s in stats.values() if s["first"] is not None)
-    # the fakes' monotonic clock is the system's, as the benchmark's own
-    startup = first - driver["began"]
+    firsts = [s["first"] for s in stats.values() if s["first"] is not None]
+    if not firsts or not out.is_dir():
+        print(f"bench-scale: oeb run exited {driver['exit']} without asking any fake; the end of its log:")
+        for line in (work / "driver.log").read_text(errors="replace").splitlines()[-15:]:
+            print(f"    {line}")
+        return False
+    startup = min(firsts) - driver["began"]  # the fakes' monotonic clock is the machine's, as ours
+    first = min(firsts)
     times = folder_times(out)
     last_answer = max((t["last_answer"] for t in times.values()), default=float("nan"))
     graded = max((t["graded"] for t in times.values()), default=float("nan"))
@@ -386,6 +425,9 @@ def main() -> int:
     parser.add_argument("--actors", type=int, default=2, help="actors per system")
     parser.add_argument("--nodes", type=int, default=1, choices=(1, 2))
     parser.add_argument("--profile", action="store_true", help="record the driver with py-spy")
+    parser.add_argument(
+        "--terminal", action="store_true", help="run oeb on a tmux terminal and keep captures of its live view"
+    )
     parser.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
     args = parser.parse_args()
     if args.keep:
