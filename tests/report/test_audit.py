@@ -168,5 +168,21 @@ def test_bad_input_is_refused_in_one_line(seeded, make_run, capsys) -> None:
     assert main(["audit", *runs[:2], make_run("perfect")]) == 1
     error = capsys.readouterr().err
     assert error.startswith("oeb audit: runs alpha and perfect differ in dataset") and error.count("\n") == 1
+    golds = {path.stem: json.loads(path.read_text()) for path in sorted(Path(seeded["dataset"], "gold").iterdir())[:5]}
+    fewer = write_run(
+        str(Path(runs[0]).parent),
+        "fewer",
+        golds,
+        seeded["dataset"],
+        golds=golds,
+        schema=SCHEMA,
+        suites=dict.fromkeys(golds, "invoices"),
+    )
+    assert main(["audit", *runs[:3], fewer]) == 1
+    error = capsys.readouterr().err
+    assert (
+        error.startswith("oeb audit: runs alpha and fewer differ in documents (35 only in alpha")
+        and error.count("\n") == 1
+    )
     assert main(["audit"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
