@@ -5,16 +5,17 @@ with RAY_ADDRESS set.
     python scripts/submit.py --config configs/a.yaml --config configs/b.yaml --out s3://bucket/runs/all
     python scripts/submit.py --grade s3://bucket/runs/ [--out s3://bucket/regraded]
 
-Each config becomes one job whose driver runs `python -m oeb run --config ... --set ray.address=auto` on
-the cluster (`--grade`: one job running `oeb grade RUNS --address auto`): the repository is the job's
+All the configs go in ONE job whose driver runs `python -m oeb run --config A --config B ... --set
+ray.address=auto` on the cluster: the systems run side by side in that one run, each with its own
+actors, start schedule and in-flight cap, one folder each under --out, one leaderboard at the end
+(`--grade`: one job running `oeb grade RUNS --address auto`). The repository is the job's
 working directory (so the cluster runs this checkout's code and configs; runs/, tests and caches stay
 here), and the storage settings its workers need (AWS_* / HF_* / OEB_*) are taken from this shell into
 the job's runtime env. API keys are not: Ray logs runtime envs in plain text on every node, so the
 job's driver reads them from the cluster's own environment (its secret store, cluster/README.md) and
-hands them to its actors; `--send-keys` sends them from this shell, for a throwaway cluster. Several
-jobs run side by side, each with its own rate limiter. One job's log is followed; with several, their
-states are shown, then the leaderboard of the runs under --out. The exit status is 0 only when every
-job submitted succeeded. Ctrl-C stops the jobs (`oeb resume` continues their runs).
+hands them to its actors; `--send-keys` sends them from this shell, for a throwaway cluster. The job's
+log is followed (it ends with the leaderboard); the exit status is 0 only when the job succeeded.
+Ctrl-C stops the job (`oeb resume` continues its runs).
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ class Job:
     job_id: str
 
 
-def run_command(config: str, out: str, sets: list[str], python: str) -> str:
-    """The shell command of a benchmark job's driver."""
-    words = [python, "-m", "oeb", "run", "--config", config, "--set", "ray.address=auto"]
+def run_command(configs: list[str], out: str, sets: list[str], python: str) -> str:
+    """The shell command of a benchmark job's driver: every config side by side in one run."""
+    words = [python, "-m", "oeb", "run", *(word for config in configs for word in ("--config", config))]
+    words += ["--set", "ray.address=auto"]
     for assignment in sets:
         words += ["--set", assignment]
     return shlex.join([*words, "--out", out, "-y"])
@@ -106,8 +108,8 @@ def _client(address: str | None):
 
 
 def plan_runs(configs: list[str], sets: list[str], send_keys: bool) -> list[tuple[str, dict[str, str]]]:
-    """Each config's path in the repository and its job's variables, checked before anything is
-    submitted; with several configs, one that cannot run (e.g. a key unset) is reported and skipped."""
+    """Each config's path in the repository and the job's variables for it, checked before anything is
+    submitted; with several configs, one that cannot run (e.g. a key unset) is reported and left out."""
     planned = []
     for config in configs:
         try:
@@ -163,18 +165,6 @@ def wait(client, jobs: list[Job], follow: bool) -> dict[str, str]:
     return states
 
 
-def leaderboard(out: str) -> None:
-    """`oeb report` over the graded runs under `out`."""
-    from oeb.cli import main as oeb
-    from oeb.run.regrade import find_runs
-
-    graded = [run for run in find_runs(out) if storage.exists(storage.join(run, "field_matching", "summary.json"))]
-    if graded:
-        oeb(["report", *graded])
-    else:
-        print(f"submit: no graded run under {out}", file=sys.stderr)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     task = parser.add_mutually_exclusive_group(required=True)
@@ -207,11 +197,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.grade:
             command = grade_command(args.grade, args.out, args.python)
             jobs = [_submit(client, f"grade {args.grade}", command, worker_env())]
-        for shipped, env in planned:
-            jobs.append(_submit(client, shipped, run_command(shipped, args.out, args.sets, args.python), env))
-        states = wait(client, jobs, follow=len(jobs) == 1)
-        if args.config and len(args.config) > 1:
-            leaderboard(args.out)
+        if planned:
+            shipped = [config for config, _ in planned]
+            env = {name: value for _, variables in planned for name, value in variables.items()}
+            command = run_command(shipped, args.out, args.sets, args.python)
+            jobs.append(_submit(client, " ".join(shipped), command, env))
+        states = wait(client, jobs, follow=True)
     except OebError as error:
         print(f"submit: {error}", file=sys.stderr)
         return error.exit_code

@@ -37,6 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--out", default=DEFAULT_OUT, metavar="URL", help="where run folders go: a folder or s3://bucket/prefix"
     )
+    parser.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        metavar="RUN_OR_PREFIX",
+        help="take a document's answer from this earlier run (or any run under this prefix) when the question is "
+        "identical: not asked, not paid (repeatable; local or s3://)",
+    )
     add_json(parser)
     add_common(parser)
     parser.set_defaults(run=run)
@@ -47,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from oeb.run import engine
 
     log_to_stderr()
-    plans = engine.plan_runs(args.config, args.out, args.sets)
+    plans = engine.plan_runs(args.config, args.out, args.sets, reuse=args.reuse)
     show_plan(plans, "run", args.yes)
     outcome = engine.execute_all(plans.plans, details=not args.no_details, refused=plans.refused)
     return finish(outcome, "run", as_json=args.json)

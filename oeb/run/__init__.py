@@ -1,12 +1,58 @@
-"""The run engine: config, plan, predict and grade on Ray, the run folder, resume.
+"""The run engine's front door: plan a run of one or several systems, execute it, resume it, grade
+a folder again (docs/running.md).
 
-The only layer that knows Ray. Import the submodules you need: `oeb.run.config` (no Ray),
-`oeb.run.engine` (plan, execute, grade a folder), `oeb.run.results` (lines and summaries).
+    from oeb import run
+    plans = run.plan_runs(["configs/mock.yaml"], "runs")
+    outcome = run.execute_all(plans.plans, refused=plans.refused)
+
+The names below are loaded when first used, so importing `oeb.run` (or one of its light modules,
+such as `oeb.run.config`) neither imports Ray nor the grading stack, and changes nothing.
 """
 
-import os
+from __future__ import annotations
 
-# Read by Ray when it is imported: no usage reports, and no `uv run` wrapped around every worker
-# (Ray's uv hook would re-resolve the environment and ship the working directory to each worker).
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oeb.run.engine import (
+        Ended,
+        Outcome,
+        Plan,
+        Plans,
+        Refused,
+        RunResult,
+        execute,
+        execute_all,
+        plan_resume,
+        plan_resumes,
+        plan_run,
+        plan_runs,
+    )
+    from oeb.run.regrade import grade_folder
+
+__all__ = [
+    "Ended",
+    "Outcome",
+    "Plan",
+    "Plans",
+    "Refused",
+    "RunResult",
+    "execute",
+    "execute_all",
+    "grade_folder",
+    "plan_resume",
+    "plan_resumes",
+    "plan_run",
+    "plan_runs",
+]
+
+_HOME = {"grade_folder": "oeb.run.regrade"}
+"""Where a name of `__all__` lives when not in `oeb.run.engine`."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name of `__all__` from its module on first use."""
+    if name not in __all__:
+        raise AttributeError(f"module 'oeb.run' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME.get(name, "oeb.run.engine")), name)

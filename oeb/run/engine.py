@@ -22,7 +22,7 @@ from typing import Any
 
 from oeb import storage
 from oeb.dataset import Dataset, Row, open_dataset
-from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError
+from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
 from oeb.run import jobs
 from oeb.run._set import apply_sets
 from oeb.run.cluster import Where, choose, session, worker_env
@@ -31,6 +31,7 @@ from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
 from oeb.run.grade_stage import Grader
 from oeb.run.lock import ensure_free
 from oeb.run.regrade import grade_folder, open_folder  # noqa: F401  (moved there; imported here by callers)
+from oeb.run.reuse import ReuseIndex
 from oeb.run.selection import describe, select
 from oeb.run.spending import Estimate, Spending, estimate
 from oeb.systems import TRANSIENT_STATUSES, Asking, reread
@@ -65,6 +66,9 @@ class Plan:
     """The estimated cost of the documents to ask (`oeb.run.spending`)."""
     costs: tuple[dict[str, Any], ...] = ()
     """The costs of the records an earlier process saved: a resume's budget counts them."""
+    reused: dict[str, str] = field(default_factory=dict)
+    """Documents an earlier run answered to the same question (`--reuse`): doc_id -> that run's folder.
+    Only the URL is kept: the record is read again and saved when the run goes ahead."""
 
     def lines(self) -> list[str]:
         """The two plan lines shown before asking, with the concurrency (and the key that set it) and
@@ -82,6 +86,8 @@ class Plan:
             f"predict with {config.system}, {in_flight} in flight (set by {key}) on {config.actors()} actors, "
             f"{limit}, {where}",
         ]
+        if self.reused:
+            lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
         if self.pending:
             unreadable = sum(isinstance(saved, str) for saved in self.pending.values())
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
@@ -227,15 +233,23 @@ def _plan_new(config: Config, out: str, opened: dict[tuple[str, str], Dataset]) 
                 estimate=cost)  # fmt: skip
 
 
-def plan_runs(paths: Sequence[str], out: str, sets: Sequence[str] = ()) -> Plans:
+def plan_runs(paths: Sequence[str], out: str, sets: Sequence[str] = (), reuse: Sequence[str] = ()) -> Plans:
     """New runs of the configs at `paths`, side by side, each in its own folder under `out`. A `--set`
     applies to every config that has its path (refused when none has it). With one config its
-    refusal is raised; with several, a config that cannot run is listed with its reason."""
+    refusal is raised; with several, a config that cannot run is listed with its reason. `reuse`
+    names earlier runs (folders or prefixes) whose answers to the same questions are taken, not asked."""
     opened: dict[tuple[str, str], Dataset] = {}
     trees = _with_sets({path: functools.partial(read_tree, path) for path in paths}, sets)
+    index = ReuseIndex.load(reuse) if reuse else None
 
     def plan(path: str) -> Plan:
-        return _plan_new(check_tree(trees[path](), where=path), out, opened)
+        planned = _plan_new(check_tree(trees[path](), where=path), out, opened)
+        if index is None:
+            return planned
+        found = index.find_many(planned.config, planned.dataset, planned.rows)
+        reused = {doc_id: url for doc_id, (_, url) in found.items()}
+        cost = estimate(planned.config.adapter, planned.dataset, [r for r in planned.rows if r.doc_id not in reused])
+        return dataclasses.replace(planned, reused=reused, estimate=cost)
 
     return _gathered(paths, plan)
 
@@ -431,10 +445,12 @@ def execute_all(
             plan.label: held.enter_context(Grader(plan.folder, plan.dataset, plan.rows, details=details))
             for plan in plans
         }
-        work = [
-            Job(plan.label, plan.config, plan.dataset, _prepared(plan), plan.folder, _collect(plan), _spending(plan))
-            for plan in plans
-        ]
+        work = []
+        for plan in plans:
+            to_ask = _reused(plan, _prepared(plan), graders[plan.label])
+            work.append(
+                Job(plan.label, plan.config, plan.dataset, to_ask, plan.folder, _collect(plan), _spending(plan))
+            )
         predicted = predict_jobs(work, on_saved=lambda job, doc_id, record: graders[job.label].add(doc_id, record))
         ended = []
         for plan, stage in zip(plans, predicted, strict=True):
@@ -446,6 +462,31 @@ def execute_all(
             result = RunResult(graded.report, stage.stats, graded.nodes)
             ended.append(Ended(plan, result, _nothing_answered(plan, graded.report)))
     return Outcome(tuple(ended), tuple(refused))
+
+
+def _reused(plan: Plan, to_ask: tuple[Row, ...], grader: Grader) -> tuple[Row, ...]:
+    """Save the answers the plan reuses (each read from its earlier run and saved with `reused_from`,
+    one at a time), hand them to grading; the documents still to ask. One that can no longer be read
+    is asked."""
+    if not plan.reused:
+        return to_ask
+    left = []
+    for row in to_ask:
+        url = plan.reused.get(row.doc_id)
+        try:
+            record = None if url is None else storage.read_json(RunFolder(url).record_url(row.doc_id))
+        except StorageError as error:
+            log.warning(
+                "%s: the answer to reuse for %s cannot be read (%s); it is asked", plan.label, row.doc_id, error
+            )
+            record = None
+        if not isinstance(record, dict):
+            left.append(row)
+            continue
+        plan.folder.save(row.doc_id, record | {"reused_from": url})
+        grader.add(row.doc_id, record)
+    log.info("%s: %d answers reused from earlier runs", plan.folder.name, len(to_ask) - len(left))
+    return tuple(left)
 
 
 def _collect(plan: Plan) -> dict[str, Asking]:

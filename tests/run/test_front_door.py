@@ -1,0 +1,34 @@
+"""`oeb.run` is a front door: its names load on first use, and importing it imports neither Ray nor
+the grading stack and changes no environment variable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import oeb.run
+from oeb.run import engine, regrade
+
+CHECK = """
+import json, os, sys
+before = dict(os.environ)
+import oeb.run, oeb.run.config
+print(json.dumps({"ray": "ray" in sys.modules, "engine": "oeb.run.engine" in sys.modules,
+                  "env": sorted(set(os.environ.items()) ^ set(before.items()))}))
+"""
+
+
+def test_importing_the_front_door_loads_nothing_heavy_and_sets_nothing() -> None:
+    found = json.loads(subprocess.run([sys.executable, "-c", CHECK], capture_output=True, check=True).stdout)
+    assert found == {"ray": False, "engine": False, "env": []}
+
+
+def test_its_names_are_the_engines() -> None:
+    assert oeb.run.plan_runs is engine.plan_runs and oeb.run.execute_all is engine.execute_all
+    assert oeb.run.grade_folder is regrade.grade_folder
+    assert set(oeb.run.__all__) <= set(dir(engine)) | {"grade_folder"}
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        oeb.run.nothing  # noqa: B018
