@@ -4,11 +4,16 @@ with saved predictions or a run folder's records. Both run with no key and no ne
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.datasets import publish, upload
+from fixtures.fake_hub import FakeHub
+from fixtures.services import S3_BUCKET
 
+from oeb import storage
 from oeb.systems import Question, get, predict
 from systems.conftest import FAST, PDF
 
@@ -111,3 +116,41 @@ def test_replay_of_a_run_folder_replays_answers_costs_and_failures(dataset: Path
 def test_replay_without_an_answer_fails_the_document(dataset: Path, tmp_path: Path) -> None:
     record = run(dataset, "replay", source=str(tmp_path / "empty"))
     assert "no saved answer for inv_1" in record["error"]["message"]
+
+
+def test_mock_answers_from_the_gold_the_run_hands_it_not_from_a_file(tmp_path: Path) -> None:
+    pdf = tmp_path / "cache" / "a1b2" / "inv_9.pdf"  # as a remote dataset's cached document: no gold beside it
+    pdf.parent.mkdir(parents=True)
+    pdf.write_bytes(PDF)
+    record = predict(get("mock"), Question(pdf, {"type": "object"}, GOLD), timeout=5, policy=FAST)
+    assert (record["output"], record["error"]) == (GOLD, None)
+    assert record["sent"] == {"type": "object"}
+
+
+def _mock_run(dataset: str, out: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """`oeb run` of mock (as `oeb init mock` writes it) on `dataset`, a small run answered in this
+    process; the records."""
+    from oeb.cli import main
+    from oeb.run.config import init_tree, to_yaml
+
+    tree = init_tree("mock", dataset)
+    tree["ray"] = {"address": None, "actors": 1, "rate_limit": {"requests_per_second": None, "max_in_flight": 0}}
+    config = tmp_path / "mock.yaml"
+    config.write_text(to_yaml(tree))
+    assert main(["run", "--config", str(config), "-y", "--out", out]) == 0
+    files = storage.list_files(out)
+    return [storage.read_json(storage.join(out, path)) for path in sorted(files) if "/records/" in path]
+
+
+def test_mock_runs_on_a_dataset_in_s3(s3_env: dict[str, str], five_rows: Path, tmp_path: Path) -> None:
+    url = upload(five_rows, f"s3://{S3_BUCKET}/mock-ds-{uuid.uuid4().hex}")
+    records = _mock_run(url, f"s3://{S3_BUCKET}/mock-runs-{uuid.uuid4().hex}", tmp_path)
+    assert len(records) == 5
+    assert all(r["error"] is None and r["output"]["total"] == 1.5 for r in records), records
+
+
+def test_mock_runs_on_a_dataset_on_the_hub(fake_hub: FakeHub, five_rows: Path, tmp_path: Path) -> None:
+    url = publish(fake_hub, five_rows, f"org/mock-ds-{uuid.uuid4().hex[:8]}")
+    records = _mock_run(url, str(tmp_path / "runs"), tmp_path)
+    assert len(records) == 5
+    assert all(r["error"] is None and r["output"]["total"] == 1.5 for r in records), records
