@@ -68,6 +68,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="rank runs graded by different scorers together, with a scorer column",
     )
     parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="html: add the gold audit (oeb audit's findings, each opening its document and PDF); reads the dataset",
+    )
+    parser.add_argument(
         "--fail-under",
         type=fraction,
         metavar="X",
@@ -97,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.details_limit < 0:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
+    if args.audit and args.format != "html":
+        raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
     runs = load_runs(args.runs)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
     if args.format == "text":
@@ -106,7 +113,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:
-        text = render_html(runs, board, args.details_limit)
+        findings = None
+        if args.audit:
+            from oeb.report import audit
+
+            findings = audit.audit(runs, audit.dataset_of(runs, None), audit.default_min_agree(len(runs)))
+        text = render_html(runs, board, args.details_limit, findings)
     emit("report", text, args.out)
     if args.fail_under is not None:
         below = [row for row in board["rows"] if row["headline"] < args.fail_under]

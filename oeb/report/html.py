@@ -18,7 +18,7 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import Dataset
 from oeb.report.audit import COLUMNS as AUDIT_COLUMNS
-from oeb.report.audit import Finding
+from oeb.report.audit import Finding, findings_json
 from oeb.report.audit import rows as audit_rows
 from oeb.report.runs import Run, details, schema_sent
 from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
@@ -86,8 +86,11 @@ def _document(runs: list[Run], doc_id: str, limit: int) -> dict[str, Any]:
     return {"schema": schema, "addresses": addresses, "runs": per_run}
 
 
-def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIMIT) -> str:
-    """The whole report page; `runs` in the leaderboard's order."""
+def render_html(
+    runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIMIT, findings: Sequence[Finding] | None = None
+) -> str:
+    """The whole report page; `runs` in the leaderboard's order; with `findings` (`oeb report --audit`)
+    a gold audit section whose findings open their document's view and PDF."""
     order = {row["url"]: i for i, row in enumerate(board["rows"])}
     runs = sorted(runs, key=lambda run: order[run.url])
     lines = [{line["id"]: line for line in run.lines} for run in runs]
@@ -108,7 +111,12 @@ def render_html(runs: list[Run], board: dict[str, Any], limit: int = DETAILS_LIM
         f'<script type="application/json" id="doc-{i}">{_script_json(_document(runs, d, limit))}</script>'
         for i, d in enumerate(runs[0].doc_ids)
     )
-    data = {"board": board, "documents": documents, "verdicts": list(VERDICTS)}
+    data = {
+        "board": board,
+        "documents": documents,
+        "verdicts": list(VERDICTS),
+        "audit": None if findings is None else findings_json(findings),
+    }
     page = resources.files("oeb.report").joinpath("page.html").read_text(encoding="utf-8")
     head, rest = page.split("/*DATA*/null")
     middle, tail = rest.split("<!--DOCUMENTS-->")

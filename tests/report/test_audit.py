@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import write_run
 from synthetic import SCHEMA, noisy, true_gold, write_dataset
+from test_html import BROWSER, _chromium
 
 from oeb.cli import main
 
@@ -186,3 +187,21 @@ def test_bad_input_is_refused_in_one_line(seeded, make_run, capsys) -> None:
     )
     assert main(["audit"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
+def test_the_html_report_has_an_audit_view_that_opens_the_document(seeded, tmp_path, capsys) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", *seeded["runs"], "--format", "html", "--audit", "--out", str(out)]) == 0
+    findings = _audit(capsys, *seeded["runs"])
+    clicked = tmp_path / "clicked.html"
+    click = '<script>document.querySelector("#audit a.doc").click();</script></body>'
+    clicked.write_text(out.read_text().replace("</body>", click))
+    dom = _chromium(tmp_path, clicked.as_uri(), "--dump-dom")
+    table = dom[dom.index('id="audit"') : dom.index("</table>", dom.index('id="audit"'))]
+    assert table.count("<tr>") == 1 + len(findings)
+    first = findings[0]["doc_id"]
+    assert 'id="docview" class="open"' in dom and f"{first} · invoices" in dom
+    assert f'href="{Path(seeded["dataset"], "pdfs", f"{first}.pdf").as_uri()}"' in dom
+    assert main(["report", *seeded["runs"], "--audit"]) == 2  # html only
+    assert "--audit goes with --format html" in capsys.readouterr().err
