@@ -215,10 +215,9 @@ def _reducto(fake: JobFake, method: str, path: str, body: bytes) -> tuple[str, R
         doc_id = fake.files.get(json.loads(body)["input"].removeprefix("reducto://"), "unknown")
         return "submit", (200, {"job_id": fake._submit(doc_id)}, {})
     if method == "GET" and path == "/jobs":
-        listing = [
-            {"job_id": job_id, "duration": round(fake.jobs[job_id].ready - fake.jobs[job_id].submitted, 3)}
-            for job_id in reversed(fake.recent)
-        ]
+        with fake._lock:  # other threads submit meanwhile
+            recent = [(job_id, fake.jobs[job_id]) for job_id in reversed(fake.recent)]
+        listing = [{"job_id": job_id, "duration": round(job.ready - job.submitted, 3)} for job_id, job in recent]
         return "listing", (200, {"jobs": listing}, {})
     job, ready = fake._job(path.removeprefix("/job/"))
     if method != "GET" or job is None:
