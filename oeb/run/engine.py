@@ -93,7 +93,8 @@ class Plan:
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
             lines.append(f"  {len(self.pending)} submitted jobs will be collected, not bought again{again}")
         if self.estimate is not None and self.to_ask:
-            lines += [f"  {line}" for line in self.estimate.lines(config.budget)]
+            spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
+            lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
         return lines
 
 
