@@ -28,10 +28,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fsspec.asyn import sync
+from fsspec.asyn import sync  # type: ignore[import-untyped]  # fsspec ships no type information
 
 from oeb import storage
-from oeb.errors import LockLost, RunLocked
+from oeb.errors import LockLost, RunLocked, StorageError, StorageNotFoundError
 
 LOCK_NAME = ".oeb-lock"
 HEARTBEAT_SECONDS = 10.0
@@ -202,7 +202,7 @@ class _ObjectLock:
                 if error.errno == errno.EINVAL and "condition" in str(error).lower():
                     return None  # If-Match met another ETag (HTTP 412)
                 raise
-        return reply["ETag"]
+        return str(reply["ETag"])
 
     def _get(self) -> tuple[Holder | None, str] | None:
         async def fetch() -> tuple[bytes, str]:
@@ -213,7 +213,7 @@ class _ObjectLock:
         try:
             with storage.storage_errors(self.url, "read the lock"):
                 data, etag = sync(self.fs.loop, fetch)
-        except storage.StorageNotFoundError:
+        except StorageNotFoundError:
             return None
         return Holder.parse(data), etag
 
@@ -223,7 +223,7 @@ class _ObjectLock:
             self.holder = dataclasses.replace(self.holder, heartbeat=time.time())
             try:
                 etag = self._put(IfMatch=self.etag)
-            except storage.StorageError:
+            except StorageError:
                 if time.monotonic() - renewed <= STALE_SECONDS:
                     continue  # storage unreachable: try again at the next beat
                 etag = None  # not renewed for that long: another process may hold it by now
@@ -254,7 +254,7 @@ def holder(url: str) -> Holder | None:
         return _local_holder(url)
     try:
         data = storage.read_bytes(storage.join(url, LOCK_NAME))
-    except storage.StorageNotFoundError:
+    except StorageNotFoundError:
         return None
     found = Holder.parse(data)
     return None if found is not None and found.stale() else found
