@@ -182,7 +182,8 @@ def test_the_plan_names_the_system_documents_concurrency_limit_and_folder(config
     first, second, estimate = plan.lines()
     assert first.endswith("2 rows (limit 2), graded by field_matching")
     assert f"{tmp_path}/mock-" in second and "new run, 2 documents to predict with mock" in second
-    assert "5 in flight (set by ray.rate_limit.max_in_flight) on 5 actors, at most 2 starts/s, in this process" in second
+    in_flight = "5 in flight (set by ray.rate_limit.max_in_flight) on 5 actors, at most 2 starts/s, in this process"
+    assert in_flight in second
     assert estimate.startswith("  estimate: about $0.00 for 2 documents")
 
 
@@ -215,7 +216,10 @@ def test_resume_and_grade_refuse_folders_that_are_not_runs(capsys, config: Path,
     code, _, err = _oeb(capsys, "grade", str(tmp_path / "nothing"))
     assert code == 1 and "no folder at" in err
     code, _, err = _oeb(capsys, "grade", plan.folder.url)
-    assert code == 1 and "has no predictions/" in err
+    assert code == 1 and "settings.json is not JSON" in err.splitlines()[-1]
+    plan.folder.write_settings(plan.settings)
+    code, _, err = _oeb(capsys, "grade", plan.folder.url)  # a run nothing was predicted in
+    assert code == 1 and "never predicted" in err and "grade with --partial" in err.splitlines()[-1]
     (Path(plan.folder.url) / "predictions").mkdir()
     code, _, err = _oeb(capsys, "grade", str(Path(plan.folder.url) / "predictions"))
     assert code == 1 and "give its parent" in err
