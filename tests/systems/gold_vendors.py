@@ -1,5 +1,5 @@
 """Fake vendors that answer every document of a dataset right, each in its vendor's protocol and
-answer shape (SYSTEMS.md section 2), so a whole run through the engine can be graded.
+answer shape, so a whole run through the engine can be graded.
 
 A fake knows the dataset only as its PDFs' bytes and golds: it recognises a document by the bytes
 the adapter sends (a multipart upload, a base64 data URL or a raw body), refuses a wrong key (401)
