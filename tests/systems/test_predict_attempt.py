@@ -37,6 +37,7 @@ def test_a_transient_failure_is_handed_back_with_its_wait_attempts_and_cost() ->
     limited = SystemFailed("HTTP 429", status=429, retry_after=7.0, cost=Cost(usd=0.001, source="cost"))
     handed = retry(attempt(scripted(limited, answer()), timeout=10.0))
     assert handed.wait == 7.0  # Retry-After over the policy's 0.01 s
+    assert (handed.status, handed.retry_after) == (429, 7.0)  # for the caller to slow the whole system
     assert (handed.asking.attempts, handed.asking.cost.usd) == (1, 0.001)
     assert handed.asking.failure is not None and handed.asking.failure.status == 429
 
