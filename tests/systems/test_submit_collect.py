@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import OebError
 from oeb.systems import (
     Adapter,
@@ -28,6 +29,7 @@ from oeb.systems import (
     predict_attempt,
     question_schema,
 )
+from systems import gold_vendors
 from systems.conftest import FAST, KEY
 from systems.fake_vendor import FakeVendor, Reply
 from systems.vendors import ANSWER, SCHEMA, VENDORS, Vendor
@@ -191,3 +193,26 @@ def test_every_system_states_a_price_or_none_with_its_source() -> None:
         assert price is None or (isinstance(price, Price) and price.source)
     assert get("datalab", {"mode": "accurate"}).published_price() != get("datalab").published_price()
     assert get("mock", {"usd": 0.02}).published_price() == Price(usd_per_document=0.02, source="mock's usd option")
+
+
+def test_the_gold_fakes_play_the_job_protocols_hard_cases(fake: FakeVendor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the crash tests rely on: 429 with Retry-After on demand, jobs counted per document,
+    N seconds per job, a forgotten job answering 404."""
+    monkeypatch.setenv("DATALAB_API_KEY", KEY)
+    dataset = open_dataset(SAMPLE_DATASET)
+    vendor = gold_vendors.Datalab(fake, dataset, KEY)
+    vendor.job_seconds = 0.3
+    row = dataset.rows[0]
+    question = Question(dataset.document(row), question_schema(dict(row.schema)))
+    system = get("datalab", {"base_url": fake.url, "poll_interval": 0.05})
+    vendor.throttle(1, 2.5)
+    throttled = predict_attempt(system, question, timeout=10.0, policy=FAST)
+    assert isinstance(throttled, Retry) and (throttled.status, throttled.retry_after) == (429, 2.5)
+    first = submitted(predict_attempt(system, question, timeout=10.0, policy=FAST, asking=throttled.asking))
+    assert vendor.forget(row.doc_id) == {row.doc_id}
+    again = submitted(predict_attempt(system, question, timeout=10.0, policy=FAST, asking=first.asking))
+    started = time.monotonic()
+    record = predict_attempt(system, question, timeout=10.0, policy=FAST, asking=again.asking)
+    assert isinstance(record, dict) and record["output"] == dataset.gold(row)
+    assert time.monotonic() - started >= 0.25 and dict(vendor.created) == {row.doc_id: 2}
+    assert record["resubmitted"] == "the vendor no longer knows the job (HTTP 404)"
