@@ -60,8 +60,8 @@ class Plan:
     label: str = ""
     """The system's name in the progress and the leaderboard (its adapter's label unless two share it)."""
     pending: dict[str, dict[str, Any] | str] = field(default_factory=dict)
-    """Documents to ask whose job an earlier process submitted (`oeb.run.jobs`): the saved asking, or
-    why its file cannot be read (that document is submitted again)."""
+    """Documents whose job an earlier process submitted (`oeb.run.jobs`): the saved asking, or why its
+    file cannot be read (that document is submitted again). Those already recorded are stale."""
     estimate: Estimate | None = None
     """The estimated cost of the documents to ask (`oeb.run.spending`)."""
     costs: tuple[dict[str, Any], ...] = ()
@@ -88,10 +88,12 @@ class Plan:
         ]
         if self.reused:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
-        if self.pending:
-            unreadable = sum(isinstance(saved, str) for saved in self.pending.values())
+        asked = {row.doc_id for row in self.to_ask}
+        collected = [saved for doc_id, saved in self.pending.items() if doc_id in asked]
+        if collected:
+            unreadable = sum(isinstance(saved, str) for saved in collected)
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
-            lines.append(f"  {len(self.pending)} submitted jobs will be collected, not bought again{again}")
+            lines.append(f"  {len(collected)} submitted jobs will be collected, not bought again{again}")
         if self.estimate is not None and self.to_ask:
             spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
@@ -385,11 +387,12 @@ def _plan_resume(
                     estimate=cost)  # fmt: skip
     _same_question(folder, stored, settings)
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
-    records = folder.records([row.doc_id for row in rows], folder.listing())
+    listing = folder.listing()  # one listing of the folder, however many records it holds
+    records = folder.records([row.doc_id for row in rows], listing)
     unread = {doc_id: record for doc_id, record in records.items() if record.get("unread")}
     to_ask = _to_ask(rows, records, retry_failed)
-    asked = {row.doc_id for row in to_ask}
-    pending = {doc_id: saved for doc_id, saved in jobs.pending(folder.url).items() if doc_id in asked}
+    handles = jobs.pending(folder.url) if any(path.startswith(f"{jobs.FOLDER}/") for path in listing) else {}
+    pending = dict(handles)  # those of documents already recorded are stale: removed under the lock
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
@@ -494,7 +497,10 @@ def _collect(plan: Plan) -> dict[str, Asking]:
     """The jobs to collect: each pending document's saved asking; an unreadable handle becomes a
     fresh asking that submits again and records why."""
     collect = {}
+    asked = {row.doc_id for row in plan.to_ask}
     for doc_id, saved in plan.pending.items():
+        if doc_id not in asked:
+            continue
         if isinstance(saved, str):
             log.warning("%s: %s; it is submitted again", plan.folder.name, saved)
             collect[doc_id] = Asking.unreadable(saved)
@@ -534,7 +540,7 @@ def _prepared(plan: Plan) -> tuple[Row, ...]:
     records = folder.records([row.doc_id for row in plan.to_ask], folder.listing())
     to_ask = _to_ask(plan.to_ask, records, plan.retry_failed)
     asked = {row.doc_id for row in to_ask}
-    for doc_id in jobs.pending(folder.url):
+    for doc_id in plan.pending:
         if doc_id not in asked:  # its record was saved, the kill came before the handle was removed
             jobs.remove(folder.url, doc_id)
     done = len(plan.rows) - len(to_ask)

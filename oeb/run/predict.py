@@ -161,11 +161,15 @@ class Pool:
         options = {"max_concurrency": per_actor, "scheduling_strategy": pinned(node)}
         return _remote_actor().options(**options).remote(config.system, config.adapter.options(), self.dataset)
 
-    def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
-        """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
+    def slot(self) -> tuple[int, Any]:
+        """The least loaded actor, and its slot, now counted one call busier."""
         index = self.load.index(min(self.load))
         self.load[index] += 1
-        actor = self.actors[index]
+        return index, self.actors[index]
+
+    def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
+        """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
+        index, actor = self.slot()
         return actor.predict.remote(row, self.config.timeout, delay, asking), index, actor
 
     def replace(self, index: int, death: Exception) -> None:
@@ -206,9 +210,7 @@ class LocalPool(Pool):
         return pool
 
     def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
-        index = self.load.index(min(self.load))
-        self.load[index] += 1
-        actor = self.actors[index]
+        index, actor = self.slot()
         future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
 
         def call() -> None:

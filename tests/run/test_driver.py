@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reliability.conftest import vendor_dataset
 
+from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
@@ -114,3 +116,25 @@ def test_a_429_slows_the_system_and_the_progress_shows_the_pace(tmp_path: Path) 
     shown = progress.systems[plan.label]
     assert shown.throttled == predicted.stats["throttled"] and shown.limit == 20.0
     assert "pace" in stream.getvalue()
+
+
+def test_a_resume_of_620_records_lists_the_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset = tmp_path / "big"
+    ids = vendor_dataset(dataset, 620)
+    config = _config(tmp_path, tmp_path / "calls.log")
+    [plan] = engine.plan_runs([str(config)], str(tmp_path / "runs"), [f"dataset={dataset}"]).plans
+    plan.folder.launch(plan.config.plain(), plan.settings)
+    record = {"error": None, "output": {"total": 1}, "cost": {"usd": None, "credits": None}}
+    for doc_id in ids:
+        plan.folder.save(doc_id, record)
+    listed: list[str] = []
+    list_files = storage.list_files
+
+    def counted(url: str) -> dict[str, int]:
+        listed.append(url)
+        return list_files(url)
+
+    monkeypatch.setattr(storage, "list_files", counted)
+    resumed = engine.plan_resume(plan.folder.url)
+    assert resumed.to_ask == () and len(resumed.rows) == 620
+    assert [url for url in listed if url.startswith(plan.folder.url)] == [plan.folder.url]
