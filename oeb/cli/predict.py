@@ -1,15 +1,16 @@
-"""`oeb predict`: ask one system about one document and print the record (HARNESS.md 4.5).
+"""`oeb predict`: ask one system about one document and print the record (docs/systems/index.md).
 
-The same rules as a run: the schema conventions, one time budget, retries, what is recorded and
-what stops. Two documented differences from the reference: a non-positive `--timeout` is refused,
-and options keyed by a mix of names are refused with a message that says so.
+The same rules as a run: the schema conventions, one time limit, retries, what is recorded and
+what stops; a job vendor's job is submitted and collected in this one process. Two documented
+differences from the reference: a non-positive `--timeout` is refused, and options keyed by a mix
+of names are refused with a message that says so.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from oeb import _json
 from oeb.cli._output import load_json_object, print_json
@@ -19,13 +20,13 @@ from oeb.systems import OptionError, Question, get, names, predict, question_sch
 DEFAULT_TIMEOUT = 1800
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "predict",
         help="ask one system about one document and print the record",
         description=(
             "Send one document and its schema to a system, under the same rules as a run (schema "
-            "conventions, one time budget, retries), and print the record as JSON. Exits 1 when the "
+            "conventions, one time limit, retries), and print the record as JSON. Exits 1 when the "
             "record holds an error."
         ),
     )
@@ -54,7 +55,7 @@ def parse_options(text: str, system: str) -> dict[str, Any]:
         return {}
     if text.lstrip().startswith("{"):
         try:
-            options = _json.loads(text)
+            options: dict[str, Any] = _json.loads(text)
         except ValueError as error:
             raise OptionError(f"--options is not JSON: {error}") from None
     else:
@@ -68,7 +69,7 @@ def parse_options(text: str, system: str) -> dict[str, Any]:
             )
         if not isinstance(options[system], dict):
             raise OptionError(f"--options holds one object under the system's name: '{{\"{system}\": {{...}}}}'")
-        return options[system]
+        return cast(dict[str, Any], options[system])
     foreign = sorted(k for k in options if "/" in k or k in names())
     if foreign:
         raise OptionError(
