@@ -61,6 +61,7 @@ def test_each_sample_pdf_parses_and_prints_its_gold(index: int) -> None:
     assert len(reader.pages) >= (2 if row.suite == "tables" else 1)
 
 
+@pytest.mark.slow  # two runs of the corpus script in subprocesses: about 10 s
 def test_the_corpus_is_deterministic_and_has_the_published_shape(tmp_path: Path) -> None:
     small = ["--documents", "40", "--values", "6000", "--largest", "900", "--seed", "7"]
     for name in ("a", "b"):
