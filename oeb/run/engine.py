@@ -16,7 +16,7 @@ import datetime
 import functools
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from oeb.run.config import Config, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
 from oeb.run.grade_stage import Grader
 from oeb.run.lock import ensure_free
+from oeb.run.progress import RunProgress
 from oeb.run.regrade import grade_folder, open_folder  # noqa: F401  (moved there; imported here by callers)
 from oeb.run.reuse import ReuseIndex
 from oeb.run.selection import describe, select
@@ -455,7 +456,13 @@ def execute_all(
             work.append(
                 Job(plan.label, plan.config, plan.dataset, to_ask, plan.folder, _collect(plan), _spending(plan))
             )
-        predicted = predict_jobs(work, on_saved=lambda job, doc_id, record: graders[job.label].add(doc_id, record))
+        progress = held.enter_context(RunProgress([job.label for job in work], {j.label: len(j.rows) for j in work}))
+
+        def saved(job: Job, doc_id: str, record: dict[str, Any]) -> None:
+            graders[job.label].add(doc_id, record)
+            _show_grading(progress, graders.values())
+
+        predicted = predict_jobs(work, progress, on_saved=saved)
         ended = []
         for plan, stage in zip(plans, predicted, strict=True):
             if stage.stopped is not None:
@@ -463,9 +470,17 @@ def execute_all(
                 ended.append(Ended(plan, None, stage.stopped))
                 continue
             graded = graders[plan.label].finish()
+            _show_grading(progress, graders.values())
             result = RunResult(graded.report, stage.stats, graded.nodes)
             ended.append(Ended(plan, result, _nothing_answered(plan, graded.report)))
     return Outcome(tuple(ended), tuple(refused))
+
+
+def _show_grading(progress: RunProgress, graders: Iterable[Grader]) -> None:
+    """The grading queue in the live view: documents handed to grading and not scored yet, and scored."""
+    waiting = sum(grader.outstanding for grader in graders)
+    scored = sum(grader.queued - grader.outstanding for grader in graders)
+    progress.grading(waiting, 0, scored)
 
 
 def _reused(plan: Plan, to_ask: tuple[Row, ...], grader: Grader) -> tuple[Row, ...]:
