@@ -164,8 +164,8 @@ def _timed(command: list[str], env: dict[str, str]) -> tuple[float, dict[str, fl
     phases = {"cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime}
     for line in output.splitlines():
         if line.startswith("oeb timing: "):
-            name, wall, cpu = line.removeprefix("oeb timing: ").rsplit(" ", 2)
-            phases[name] = phases.get(name, 0.0) + float(wall)
+            name, seconds, cpu = line.removeprefix("oeb timing: ").rsplit(" ", 2)
+            phases[name] = phases.get(name, 0.0) + float(seconds)
             if cpu != "-":
                 phases[f"{name} cpu"] = phases.get(f"{name} cpu", 0.0) + float(cpu)
     return wall, phases, output

@@ -22,6 +22,7 @@ import oeb
 from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.errors import NothingAnswered
 from oeb.run import cluster, engine
 from oeb.run.folder import RunFolder
 from oeb.run.grade_stage import Grader, grade
@@ -120,9 +121,10 @@ def test_graders_on_ray_side_by_side_write_the_same_bytes_as_in_this_process(
 
 @pytest.mark.ray
 def test_oeb_grade_grades_a_run_whose_documents_all_failed(ray_cluster, tmp_path: Path, capsys) -> None:
-    config = mock_config({"rows.limit": 3, "system.mock.malformed": 1.0})
-    result = engine.execute(engine.plan_run(config, str(tmp_path)))
-    folder = tmp_path / result.report["run"]
+    plan = engine.plan_run(mock_config({"rows.limit": 3, "system.mock.malformed": 1.0}), str(tmp_path))
+    with pytest.raises(NothingAnswered):  # graded, then refused as a result
+        engine.execute(plan)
+    folder = Path(plan.folder.url)
     assert not (folder / "predictions").exists()
     written = json.loads((folder / RESULTS / "summary.json").read_text())
     capsys.readouterr()
