@@ -209,7 +209,7 @@ def read_tree(url: str) -> dict[str, Any]:
         raise ConfigError(f"{url}: a config is a mapping of {', '.join(KEYS)}; oeb init SYSTEM writes one")
     if "ray" not in tree:
         tree["ray"] = RayConfig().plain()
-    budget = tree.get("budget", {})
+    budget = tree.get("budget") or {}
     if isinstance(budget, dict):  # every unit present, so that --set budget.credits=... finds its key
         tree["budget"] = SpendLimit().plain() | budget
     return tree

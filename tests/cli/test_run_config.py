@@ -102,6 +102,9 @@ def test_a_budget_is_set_per_unit_and_a_config_without_one_has_no_limit(config: 
     del tree["budget"]
     (tmp_path / "old.yaml").write_text(to_yaml(tree))
     assert not load_config(str(tmp_path / "old.yaml")).budget
+    tree["budget"] = None
+    (tmp_path / "old.yaml").write_text(to_yaml(tree))
+    assert load_config(str(tmp_path / "old.yaml"), ["budget.credits=5"]).budget == SpendLimit(credits=5.0)
 
 
 @pytest.mark.parametrize(
