@@ -19,6 +19,8 @@ from oeb.errors import OebError
 from oeb.systems import (
     Adapter,
     Asking,
+    Call,
+    Deadline,
     Price,
     Question,
     Retry,
@@ -26,6 +28,7 @@ from oeb.systems import (
     adapter_class,
     get,
     names,
+    predict,
     predict_attempt,
     question_schema,
 )
@@ -216,3 +219,19 @@ def test_the_gold_fakes_play_the_job_protocols_hard_cases(fake: FakeVendor, monk
     assert isinstance(record, dict) and record["output"] == dataset.gold(row)
     assert time.monotonic() - started >= 0.25 and dict(vendor.created) == {row.doc_id: 2}
     assert record["resubmitted"] == "the vendor no longer knows the job (HTTP 404)"
+
+
+def test_a_plugin_that_defines_submit_and_collect_is_a_job_vendor(pdf: Path) -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Queue(Adapter):
+        def submit(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+            return {"ticket": document.name}
+
+        def collect(self, handle: dict[str, Any], deadline: Deadline) -> Call:
+            return Call(raw={"extraction": {"ticket": handle["ticket"]}}, job_id=handle["ticket"])
+
+    assert Queue.submits
+    first = submitted(step(Queue(), pdf))
+    record = step(Queue(), pdf, first.asking)
+    assert (record["output"], record["job_id"]) == ({"ticket": pdf.name}, pdf.name)
+    assert predict(Queue(), Question(pdf, SCHEMA), timeout=5.0)["output"] == {"ticket": pdf.name}
