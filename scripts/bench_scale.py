@@ -70,9 +70,6 @@ SYSTEMS: list[tuple[str, str, dict[str, Any]]] = [
 """Ten systems: five vendor protocols, each with two option settings (a fake of its own each)."""
 HEAD = "127.0.0.2"
 HEAD_PORT = 6391
-RAYLET_WAIT = "180"
-"""Seconds Ray gives a starting node to register (30 by default): enough on a busy machine, where the
-benchmark would rather be slow than fail to start."""
 TARGET_WALL = 1.2
 TARGET_RSS_MB = 1024
 TARGET_GRADING_S = 5.0
@@ -177,6 +174,26 @@ def write_configs(args: argparse.Namespace, dataset: Path, fakes: list[Fake], fo
     return paths
 
 
+def _patient(env: dict[str, str]) -> dict[str, str]:
+    """Ray's start-up waits made long enough for a busy machine, where the benchmark would rather start
+    slowly than not at all: a node's registration (30 s by default) and the raylet's wait for its
+    metrics agent (which, past its default, aborts the raylet)."""
+    return {"RAY_raylet_start_wait_time_s": "180", "RAY_agent_register_timeout_ms": "180000"} | env
+
+
+def _agent_ports(first: int) -> list[str]:
+    """Fixed ports for a node's agents (outside Ray's worker ports, 10002-19999). With ports left to
+    choose, the raylet waits for its metrics agent to write the one it chose, and aborts when that
+    takes long, as on a busy machine."""
+    names = (
+        "dashboard-agent-grpc-port",
+        "dashboard-agent-listen-port",
+        "metrics-export-port",
+        "runtime-env-agent-port",
+    )
+    return [f"--{name}={first + n}" for n, name in enumerate(names)]
+
+
 class TwoNodes:
     """A local two-node Ray started with `ray start` on 127.0.0.2 (a head and a worker of one CPU
     each); every process it starts carries a tag, so stopping it leaves none behind."""
@@ -191,7 +208,7 @@ class TwoNodes:
     def _start(self, name: str, arguments: list[str]) -> None:
         env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
         env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "OEB_SCALE_TAG": self.tag}
-        env.setdefault("RAY_raylet_start_wait_time_s", RAYLET_WAIT)
+        env = _patient(env)
         env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] = "0"
         log = self.work / f"{name}.log"
         ray = str(Path(sys.executable).with_name("ray"))
@@ -207,8 +224,8 @@ class TwoNodes:
     def __enter__(self) -> TwoNodes:
         head = ["--head", f"--port={HEAD_PORT}", "--num-cpus=1", f"--temp-dir={self.temp}", "--include-dashboard=false"]
         try:
-            self._start("head", head)
-            self._start("worker", [f"--address={self.address}", "--num-cpus=1"])
+            self._start("head", head + _agent_ports(HEAD_PORT + 2))
+            self._start("worker", [f"--address={self.address}", "--num-cpus=1", *_agent_ports(HEAD_PORT + 6)])
         except BaseException:
             self.__exit__()  # a node that did start is stopped
             raise
@@ -271,7 +288,7 @@ def run_driver(
     else:
         env.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    env.setdefault("RAY_raylet_start_wait_time_s", RAYLET_WAIT)
+    env = _patient(env)
     began = time.monotonic()
     if args.terminal:
         code = _in_terminal(command, env, work)
