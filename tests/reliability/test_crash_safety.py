@@ -44,7 +44,7 @@ NOTHING_TO_PREDICT = "nothing to predict"
 DEADLINE = 180.0
 
 
-def _config(folder: Path, calls: Path, address: str) -> Path:
+def _config(folder: Path, calls: Path, address: str | None) -> Path:
     tree = init_tree("mock", SAMPLE_DATASET)
     tree["workers"] = 2
     tree["system"]["mock"] |= {"latency": LATENCY, "misread": 0.05, "unfound": 0.03, "invented_item": 0.05}
@@ -211,7 +211,7 @@ def _kill_loop(lineage: Lineage, rng: random.Random, kills: int) -> dict[str, by
     return lineage.finish()
 
 
-def _lineage(tmp_path: Path, name: str, out: str, address: str) -> Lineage:
+def _lineage(tmp_path: Path, name: str, out: str, address: str | None) -> Lineage:
     folder = tmp_path / name
     (folder / "logs").mkdir(parents=True)
     calls = folder / "calls.log"
@@ -250,32 +250,48 @@ def test_killed_runs_resume_to_the_scores_of_an_uninterrupted_run(tmp_path, ray_
         _same_scores(finals[kind], expected)
 
 
-START_UP_KILLS = (0.0, 0.3, 0.6, 1.0, 1.5, 2.0, 3.0, 4.5)
-"""Seconds after `oeb run` starts at which it is killed (past start-up on a fast machine: the last
-kills then land in predict, which the loop above covers)."""
+def _new(out: Path, before: set[Path], pattern: str) -> bool:
+    """Whether `pattern` matches under an entry of `out` that was not there `before`."""
+    top, _, rest = pattern.partition("/")
+    fresh = [path for path in out.iterdir() if path not in before] if out.exists() else []
+    return any(path.match(top) and (not rest or any(path.glob(rest))) for path in fresh)
 
 
-def test_a_kill_during_start_up_leaves_no_folder_or_one_that_resume_continues(tmp_path, ray_address) -> None:
-    """SIGKILL at points of start-up (imports, the plan, the folder's first files, joining Ray, the
-    actors starting): every folder left under --out is one `oeb resume` plans, and resuming one
-    finishes it."""
-    lineage = _lineage(tmp_path, "start-up", str(tmp_path / "start-up" / "runs"), ray_address)
+START_UP_KILLS = {
+    "early in the imports": "",
+    "as the new folder appears under --out (hidden until whole)": "*",
+    "as the run folder appears": "mock-*",
+    "as the lock is taken": f"mock-*/{LOCK_NAME}",
+    "as the first record is saved": "mock-*/records/*.json",
+}
+"""Where `oeb run` is killed: as soon as the pattern matches in the folder it is making (polled every
+few milliseconds), the first one after a second."""
+
+
+def test_a_kill_during_start_up_leaves_no_folder_or_one_that_resume_continues(tmp_path) -> None:
+    """SIGKILL at points of start-up (the imports, the folder's first files, the lock, the first
+    record): every folder left under --out is one `oeb resume` plans, and resuming one finishes it.
+    The run is small, so it runs without Ray: no Ray start to wait for."""
+    lineage = _lineage(tmp_path, "start-up", str(tmp_path / "start-up" / "runs"), None)
     out = Path(lineage.out)
-    for n, delay in enumerate(START_UP_KILLS):
+    for n, (point, pattern) in enumerate(START_UP_KILLS.items()):
+        before = set(out.iterdir()) if out.exists() else set()
         process = OebProcess.start(
             ["run", "--config", str(lineage.config), "--out", lineage.out, "-y"], lineage.logs / f"kill-{n}.log"
         )
-        time.sleep(delay)
+        deadline = time.monotonic() + (1.0 if not pattern else DEADLINE)
+        while not (pattern and _new(out, before, pattern)) and process.running() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert not pattern or _new(out, before, pattern), f"{point}: never reached: {process.stderr()[-2000:]}"
         process.kill()
-    folders = sorted(path for path in out.iterdir()) if out.exists() else []
+    folders = sorted(path for path in out.iterdir() if not path.name.startswith("."))
     for folder in folders:
         files = {path.name for path in folder.iterdir()}
-        assert "config.yaml" in files, (folder.name, sorted(files))
+        assert {"config.yaml", "settings.json"} <= files, (folder.name, sorted(files))
         plan = engine.plan_resume(str(folder))  # refuses a folder it cannot continue
         assert plan.rows and plan.folder.url == str(folder)
-    print(f"start-up kills: {len(START_UP_KILLS)}, folders left: {len(folders)}")
-    if folders:
-        lineage.url = str(folders[0])
-        assert lineage.start().finish(DEADLINE) == 0
-        summary = json.loads((folders[0] / "field_matching" / "summary.json").read_text())
-        assert summary["rows"] == lineage.rows
+    assert len(folders) >= 3  # the kills from the run folder's appearance on each left one
+    lineage.url = str(folders[0])
+    assert lineage.start().finish(DEADLINE) == 0
+    summary = json.loads((folders[0] / "field_matching" / "summary.json").read_text())
+    assert summary["rows"] == lineage.rows
