@@ -287,7 +287,7 @@ def _gathered(names: Sequence[str], plan: Any) -> Plans:
                 raise
             refused.append(Refused(name, error))
     if not plans:
-        raise type(refused[0].error)("; ".join(r.line() for r in refused))
+        raise OebError("no config can run: " + "; ".join(r.line() for r in refused))
     addresses = {p.config.ray.address for p in plans}
     if len(addresses) > 1:
         shown = ", ".join(sorted(str(address) for address in addresses))

@@ -382,8 +382,11 @@ class SystemRun:
         """Seconds until the system may start something (`_WAIT_SECONDS` when it waits for answers only)."""
         if self.in_flight >= self.limit or not (self.queue or self.retries):
             return _WAIT_SECONDS
-        if self.queue:
+        spending = self.job.spending
+        if self.queue and (spending is None or spending.may_start(self.in_flight + len(self.retries))):
             return self.schedule.wait()
+        if not self.retries:  # the budget holds fresh starts until an answer comes back
+            return _WAIT_SECONDS
         return max(self.schedule.wait(), self.retries.first() - time.monotonic())
 
     def halt(self) -> None:
