@@ -1,5 +1,6 @@
-"""Vendor faults through the whole engine: a real adapter (Mistral's) on Ray against a real HTTP fake
-that injects faults into about 30% of the documents, with the production retry schedule.
+"""Vendor faults through the whole engine: a real adapter (Mistral's) against a real HTTP fake that
+injects faults into about 30% of the documents, with the production retry schedule. (A run this
+small answers in the driver's process; on Ray the same rules hold: tests/run.)
 
 Every document must end answered or recorded as failed with the kind of failure its fault calls for,
 within its time budget and the rate limit (every request the vendor sees counts, retries included);
@@ -27,19 +28,21 @@ from oeb.run import engine
 from oeb.run.config import Config, check_tree, init_tree
 from reliability.conftest import inline_document, vendor_dataset
 
-pytestmark = pytest.mark.ray
+pytestmark = pytest.mark.slow
 
-TIMEOUT = 26.0
-"""Each document's budget: room for one production back-off (20-22 s) and a second attempt, and not
-for a second back-off (60 s), so a persistent 5xx ends as a budget-spent timeout after 2 attempts."""
+TIMEOUT = 40.0
+"""Each document's time limit: room for one production back-off (20-22 s) and a second attempt, even
+when the run's 429s have slowed the system's starts (docs/money.md, "429 storms"), and not for a
+second back-off (60 s), so a persistent 5xx ends as a spent time limit after 2 attempts."""
 RATE = 2.0
 """Low enough that the first attempts of 48 documents take longer than a back-off: the retries of the
 documents that fail early come while fresh documents are started at the full rate."""
 IN_FLIGHT = 4
-JITTER = 0.1
+JITTER = 0.2
 """How much sooner than booked a request may reach the vendor relative to the one before it: the
-limiter books starts 10 ms further apart than the rate asks, but the time Ray takes to deliver a
-call and a thread to wake varies by tens of milliseconds on a busy machine. A retry not booked at
+limiter books starts 10 ms further apart than the rate asks, but the time a call takes to be
+delivered and a thread to wake varies by tens of milliseconds on a busy machine (130 ms seen at a
+load of 10 to 40 on 2 cores). A retry not booked at
 all lands within 0.5 s of a fresh start, which no jitter explains."""
 OK = Reply(200, {"model": "mistral-ocr-2512", "pages": [], "document_annotation": json.dumps(ANSWER)})
 
@@ -116,7 +119,7 @@ def _most_in_one_second(times: list[float], second: float = 1.0) -> int:
 
 
 def test_a_third_of_documents_faulty_each_ends_as_its_fault_says_in_budget_and_rate(
-    ray_cluster: None, fake: FakeVendor, tmp_path: Path
+    fake: FakeVendor, tmp_path: Path
 ) -> None:
     ids = vendor_dataset(tmp_path / "data", 48)
     # The faults go to the first documents, those retried first: they are started in the first 5 s,
@@ -162,11 +165,12 @@ def test_a_third_of_documents_faulty_each_ends_as_its_fault_says_in_budget_and_r
     last_fresh = max(asked[0].received for asked in script.asked.values())
     assert sum(asked[1].received < last_fresh for asked in script.asked.values() if len(asked) > 1) >= 3
     requests.remove(script.asked[ids[0]][0].received)
-    assert _most_in_one_second(requests, 1.0 - JITTER) <= RATE
     starts = sorted(result.predicted["starts"])  # booked by the driver, retries included
     assert len(starts) == len(requests) + 1
-    assert min(b - a for a, b in itertools.pairwise(starts)) >= 1 / RATE - 0.005
+    assert min(b - a for a, b in itertools.pairwise(starts)) >= 1 / RATE - 0.005, starts
     assert _most_in_one_second(starts) <= RATE
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(sorted(requests))]
+    assert _most_in_one_second(requests, 1.0 - JITTER) <= RATE, gaps
     assert result.predicted["peak_in_flight"] <= IN_FLIGHT
 
 
@@ -176,7 +180,7 @@ def _monotonic_offset() -> float:
 
 
 def test_an_account_failure_stops_the_run_keeping_every_paid_answer_then_resume_finishes(
-    ray_cluster: None, fake: FakeVendor, tmp_path: Path
+    fake: FakeVendor, tmp_path: Path
 ) -> None:
     ids = vendor_dataset(tmp_path / "data", 10)
     refusal = Reply(402, {"message": "insufficient credits: top up your account"})
