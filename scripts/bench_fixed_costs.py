@@ -7,8 +7,8 @@ Writes a brought folder of 120 documents and its dataset (one 5,000-row nested l
 - `grade`: `oeb grade FOLDER --dataset DATASET` from a cold start (the grading cache emptied first),
   with its phases from oeb's own timing lines (`OEB_TIMINGS=1`: start (interpreter and imports),
   command line, session start, grading, the documents' own CPU, session end), wall and CPU seconds;
-- `grade, attached`: the same with `OEB_RAY_ADDRESS=auto` against a local Ray this script starts with
-  `ray start --head` (skipped with `--no-attached`);
+- `grade, attached`: the same with `OEB_RAY_ADDRESS` set to a local Ray this script starts with
+  `ray start --head` (its address: on a workstation `auto` finds it; skipped with `--no-attached`);
 - `bench`: what `make bench` runs (`oeb run --config oeb/examples/mock.yaml -y`: 12 sample documents
   through `mock`, with the Makefile's environment), without `make setup`'s `uv sync`.
 
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -182,8 +183,10 @@ def _report(name: str, runs: list[tuple[float, dict[str, float], str]]) -> None:
           + (f"; phases (median s): {shown}" if shown else ""), flush=True)  # fmt: skip
 
 
-def _ray_head(temp: Path) -> subprocess.Popen[bytes]:
-    """`ray start --head --block` on loopback, without the dashboard; returns once it is up."""
+def _ray_head(temp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`ray start --head --block` without the dashboard, in its own temp folder; returns it once it
+    is up, and its address (given to oeb explicitly: `auto` picks any Ray it finds on the machine,
+    and a shared machine runs several)."""
     ray = Path(sys.executable).parent / "ray"
     log = (temp / "head.log").open("wb")
     head = subprocess.Popen(
@@ -207,7 +210,10 @@ def _ray_head(temp: Path) -> subprocess.Popen[bytes]:
         if head.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"ray start failed:\n{(temp / 'head.log').read_text()[-2000:]}")
         time.sleep(0.2)
-    return head
+    address = re.search(r"--address='([^']+)'", (temp / "head.log").read_text())
+    if address is None:
+        raise SystemExit(f"no address in {temp / 'head.log'}")
+    return head, address.group(1)
 
 
 def main() -> None:
@@ -243,9 +249,9 @@ def main() -> None:
         _report("oeb grade, 120 documents, cache warm", [_timed(grade, _env()) for _ in range(args.repeat)])
     if "attached" in only and not args.no_attached:
         temp = Path(tempfile.mkdtemp(prefix="oebhead"))
-        head = _ray_head(temp)
+        head, address = _ray_head(temp)
         try:
-            attached = _env(OEB_RAY_ADDRESS="auto")
+            attached = _env(OEB_RAY_ADDRESS=address)
             _timed(grade, attached)  # the first job on a new head starts its worker processes
             runs = []
             for _ in range(args.repeat):
