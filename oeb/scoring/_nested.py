@@ -19,6 +19,11 @@ from oeb.scoring._weights import Columns, block_values
 if TYPE_CHECKING:
     from oeb.scoring._pricing import Pair, Pricing
 
+# Blocks of up to this many cells (nested arrays of a few items, most of them) are first priced pair
+# by pair in plain Python: when that shows their best pairing is the only one (`_solving.unique_best`),
+# no solver, matrix or content order is needed, and if not, the matrix reads the pairs' kept worth.
+# So they are left out of the blocks priced together below. Larger blocks are cheaper the usual way.
+UNIQUE_CHECK_CELLS = 16
 # When a pairing keeps at least this many pairs, their flat nested items are priced in one block per
 # path before each pair's nested arrays are aligned: below it, the block costs more than it spares.
 PRICED_TOGETHER_PAIRS = 20
@@ -97,7 +102,9 @@ class NestedPricing:
         for p_item, g_item, _, _ in pairs:
             for path, p_array in p_item.arrays.items():
                 g_array = g_item.arrays.get(path)
-                if g_array is not None and not pricing.is_positional(p_array.pattern):
+                if g_array is None or len(p_array.items) * len(g_array.items) <= UNIQUE_CHECK_CELLS:
+                    continue
+                if not pricing.is_positional(p_array.pattern):
                     p_items, g_items = found.setdefault(path, ([], []))
                     p_items.extend(p_array.items.values())
                     g_items.extend(g_array.items.values())

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import weakref
 
+from oeb.scoring._nested import UNIQUE_CHECK_CELLS
 from oeb.scoring._pricing import Pair, Pricing
-from oeb.scoring._solving import Solving
+from oeb.scoring._solving import Solving, unique_best
 from oeb.scoring._tree import Item
 
 
@@ -54,6 +55,11 @@ class Aligner:
         if not pred_items or not gold_items:
             return []
         pricing = self.pricing
+        if len(pred_items) * len(gold_items) <= UNIQUE_CHECK_CELLS:
+            weights = [[pricing.weight(p, g) for g in gold_items] for p in pred_items]
+            found = unique_best(weights)
+            if found is not None:
+                return [(pred_items[i], gold_items[j], *pricing.worth(pred_items[i], gold_items[j])) for i, j in found]
         pi = pricing.in_content_order(pred_items)
         gi = pricing.in_content_order(gold_items)
         kept = []

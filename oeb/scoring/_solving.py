@@ -205,6 +205,29 @@ def dense_matrix_pairs(weights: np.ndarray) -> IndexPairs:
     return list(zip(cols.tolist(), rows.tolist(), strict=True))
 
 
+def unique_best(weights: list[list[int]]) -> IndexPairs | None:
+    """The positive-weight pairs that every best assignment of this block makes, when the weights
+    alone decide them, else None. Along the smaller side (the rows the solver assigns), each line
+    with a positive weight must have one heaviest cell, strictly, and no two lines' in the same
+    place: then the sum of the lines' maxima, an upper bound, is reached only by taking those
+    cells, so any exact solver returns them (lines without a positive weight take what is left,
+    and pairs of weight 0 are not kept)."""
+    rows = len(weights) <= len(weights[0])
+    lines = weights if rows else [list(column) for column in zip(*weights, strict=True)]
+    taken: set[int] = set()
+    pairs: IndexPairs = []
+    for a, line in enumerate(lines):
+        top = max(line)
+        if top <= 0:
+            continue
+        b = line.index(top)
+        if b in taken or line.count(top) > 1:
+            return None
+        taken.add(b)
+        pairs.append((a, b) if rows else (b, a))
+    return pairs
+
+
 def greedy_order(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> IndexPairs:
     """Cells in the reference's greedy order: heaviest first, then by row, then by column."""
     order = np.lexsort((cols, rows, -weights))
