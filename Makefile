@@ -68,8 +68,10 @@ else
 	$(UV) run oeb grade $(RUNS) $(REGRADE_OUT)
 endif
 
+# `make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"`: the scorer on its family of
+# generated tables, beside the reference (docs/performance/scorer.md); ARGS=--list names the inputs.
 bench-scorer: setup
-	$(UV) run python scripts/bench_scorer.py
+	$(UV) run python scripts/bench_scorer.py $(ARGS)
 
 bench-run: setup
 	$(UV) run python scripts/bench_run.py
