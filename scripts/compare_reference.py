@@ -25,7 +25,7 @@ Each mismatch is written with `--mismatches`, and the smallest case of each kind
 greedy minimiser (drop options, rows, keys, characters while the same kind of mismatch remains).
 
 oeb may resolve schemas that the reference refuses only because of its `$ref` depth limit
-(SCORING.md 2.4); such cases are checked against the reference's answer for the schema with its
+(6 object levels); such cases are checked against the reference's answer for the schema with its
 refs inlined beforehand and counted as "oeb does better", not as mismatches.
 """
 
@@ -62,7 +62,7 @@ Case = dict[str, Json]
 # --------------------------------------------------------------------------------------------
 # Value pools
 
-# Every raw value of SCORING.md section 4.6, plus the examples of section 9a.
+# Every raw value of the reference's canonical-key table, plus its published examples.
 TABLE_VALUES: list[Json] = [
     "Acme Corp", "  ACME CORP ", "ACME, Inc.", "P.O. BOX 125", "31-1440073", "512.784.7407", "a.b.c",
     "e-mail", "A & B", "a_b", "Acme\tCorp\n", "Müller", "ﬁle", "ｆｕｌｌ", "µg", "10²", "½", "1½", "Ⅻ",
@@ -258,7 +258,7 @@ def jcopy(value: Json) -> Json:
 
 
 def fmt_date(rng: random.Random, y: int, m: int, d: int) -> str:
-    """One of the 15 date formats of SCORING.md 4.3, a near miss, or a datetime of that day."""
+    """One of the reference's 15 date formats, a near miss, or a datetime of that day."""
     mon, month = MONTHS[m - 1][:3], MONTHS[m - 1]
     yy = y % 100
     forms = [
@@ -287,7 +287,7 @@ def fmt_date(rng: random.Random, y: int, m: int, d: int) -> str:
 
 
 def fmt_datetime(rng: random.Random, y: int, m: int, d: int, hh: int, mm: int, ss: int, us: int) -> str:
-    """A datetime in one of the formats of SCORING.md 4.4 (or a near miss)."""
+    """A datetime in one of the reference's datetime formats (or a near miss)."""
     sep = rng.choice(["T", "T", " ", "t"])
     date = f"{y:04d}-{m:02d}-{d:02d}"
     time_ = f"{hh:02d}:{mm:02d}"
@@ -1629,7 +1629,7 @@ class Unresolvable(Exception):
 
 
 def inline_refs(schema: Json) -> Json:
-    """The schema with every local `$ref` inlined without a depth limit (SCORING.md 2.4).
+    """The schema with every local `$ref` inlined without a depth limit.
 
     Siblings of a `$ref` win over the target's keys, the merged node is processed again (so
     chains resolve), `$defs` keys are dropped everywhere. Raises `Unresolvable` for recursive,

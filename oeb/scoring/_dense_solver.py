@@ -2,7 +2,7 @@
 
 Up to 64 million cells the reference prices every pair of rows into a matrix and solves it with
 scipy's `linear_sum_assignment` (a shortest augmenting path, one search per row of the smaller
-side; SCORING.md 5.5). Pricing is most of the work: every pair's shared values, and for rows with
+side). Pricing is most of the work: every pair's shared values, and for rows with
 nested arrays the best pairing of their nested rows. `dense_pairing` runs scipy's algorithm step
 for step (rows in the same order, the same tie rule, the same order of its list of columns) on
 exact weights for the pairs that share a rare value and a bound for every other pair of a row

@@ -1,4 +1,4 @@
-"""Document preparation and flattening (SCORING.md sections 2.1, 2.2 and 3).
+"""Document preparation and flattening (the rules: docs/scorer.md).
 
 Preparation unwraps `{"value": ..., "confidence": ...}` envelopes on both sides and drops
 `<key>_citations` / `<key>_meta` sidecars beside their key in the prediction. Flattening puts every

@@ -1,7 +1,7 @@
 """The reference's greedy pairing of a huge nested block, without pricing every pair.
 
 Past its limits for blocks with nested arrays (a side over 20,000 rows, or more than 500 million
-cells; SCORING.md 5.5) the reference prices every cell and pairs greedily: cells by weight,
+cells) the reference prices every cell and pairs greedily: cells by weight,
 heaviest first, then by row, then by column, a pair whenever both are still free. `greedy_pairing`
 takes the cells in that very order while pricing only what can come first. The pairs that share a
 value of a rare column are priced exactly (`oeb.scoring.blocks`); every other pair of a row weighs

@@ -1,7 +1,7 @@
 """The reference's sparse solving of a huge flat block, without its n × (m + n) matrix.
 
 Past 64 million cells the reference solves `[W·(n+m+1) | I_n]` with scipy's
-`min_weight_full_bipartite_matching` (LAPJVsp; SCORING.md 5.5). Which of several equal pairings it
+`min_weight_full_bipartite_matching` (LAPJVsp). Which of several equal pairings it
 returns depends on the solver's path through the whole matrix, so `sparse_pairing` runs that very
 algorithm, step for step (the same order of rows and columns, the same float operations), but
 prices a row's pairs only as far as the algorithm can see them:

@@ -1,7 +1,7 @@
 """Pair counts for whole blocks of rows at once, with numpy instead of one pair at a time.
 
-Everything here computes numbers that are identical to pricing each pair separately (SCORING.md
-5.3): equal values and shared suffixes of every pred × gold pair, and the best-pairing value of
+Everything here computes numbers that are identical to pricing each pair separately:
+equal values and shared suffixes of every pred × gold pair, and the best-pairing value of
 many small nested blocks. Only the way they are computed differs.
 """
 

@@ -1,7 +1,7 @@
 """Canonical keys: the one string every scalar is reduced to before two values are compared.
 
 Two values are equal for scoring and for pairing iff their keys are equal strings. The rules are
-those of omni-extract-bench 1.0.0 (SCORING.md section 4), quirks included: numbers pass through a
+those of omni-extract-bench 1.0.0 (docs/scorer.md), quirks included: numbers pass through a
 binary float, lowercasing happens before NFKD, dates use a fixed list of `strptime` formats.
 
 `canonical_key` is the fast path used by the scorer. `explain_value` runs the same code while
@@ -204,7 +204,7 @@ def _text_route(text: str, route: str, trace: _Trace | None) -> str:
     return key
 
 
-# --- text folds (SCORING.md 4.5) ---------------------------------------------------------------
+# --- text folds ------------------------------------------------------------------------------
 
 
 def _fold(text: str, trace: _Trace | None) -> str:
@@ -282,7 +282,7 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
     return s
 
 
-# --- number route (SCORING.md 4.2) -------------------------------------------------------------
+# --- number route ----------------------------------------------------------------------------
 
 
 def _number_route(text: str, trace: _Trace | None) -> str | None:
@@ -346,7 +346,7 @@ def _parse_decimal(text: str) -> Decimal | None:
     return number
 
 
-# --- date and time routes (SCORING.md 4.3, 4.4) ------------------------------------------------
+# --- date and time routes ----------------------------------------------------------------------
 
 
 def _strptime_pattern(fmt: str) -> str:

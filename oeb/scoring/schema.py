@@ -1,4 +1,4 @@
-"""Reading the JSON Schema the way the reference scorer does (SCORING.md sections 2.4-2.7).
+"""Reading the JSON Schema the way the reference scorer does (`$ref`s, branches, open maps).
 
 The schema is used for three things only: finding open maps (skipped), listing the declared
 paths ("slots", which tell fabricated values from invented ones), and naming arrays for

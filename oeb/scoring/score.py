@@ -1,4 +1,4 @@
-"""`score()`: one prediction against its gold under the document's schema (SCORING.md 1, 5.9, 6)."""
+"""`score()`: one prediction against its gold under the document's schema (docs/scorer.md)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def score(
 ) -> dict[str, Any]:
     """Score `pred` against `gold`, exactly as omni-extract-bench 1.0.0 does.
 
-    Returns the metrics and counts of SCORING.md 1.3, and with `verdicts=True` one `Verdict` per
+    Returns the metrics and counts described in docs/scorer.md, and with `verdicts=True` one `Verdict` per
     address (skipped open maps first, then reading order).
     """
     _check_documents(pred, gold, schema)
@@ -210,7 +210,7 @@ class _Scoring:
 
 class _Comparison:
     """Both trees walked together: each gold row with the predicted row renumbered to its index,
-    each value judged under its suffix there (SCORING.md 6), object rows counted on the way (5.9).
+    each value judged under its suffix there, object rows counted on the way.
     Addresses are put together only for verdicts."""
 
     def __init__(self, slots: frozenset[Address], with_verdicts: bool) -> None:

@@ -49,7 +49,7 @@ def table(rng: random.Random, rows: int, cardinalities: list[int], *, noise: flo
 
 
 def scipy_pairs(pred: list[dict], gold: list[dict], scale: int) -> list[tuple[int, int]]:
-    """SCORING.md 5.5 read literally: `[W·(n+m+1) | I_n]` built with scipy's sparse operations and
+    """The reference's sparse method read literally: `[W·(n+m+1) | I_n]` built with scipy's sparse operations and
     solved by `min_weight_full_bipartite_matching(maximize=True)`; pairs kept in the real columns."""
     matched, shared = Columns(pred, gold).counts()
     weights = sparse.csr_array(np.where(matched >= 1, matched * scale + shared, 0).astype(np.float64))

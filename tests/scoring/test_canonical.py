@@ -1,4 +1,4 @@
-"""Canonical keys: SCORING.md's table, its clarifications and values checked against the reference."""
+"""Canonical keys: the published table, its clarifications and values checked against the reference."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`Columns.counts` gives, for every pred × gold pair, the equal and the shared values of the two
-rows (SCORING.md 5.3) exactly as pricing the pair alone does, whichever way a column is counted:
+rows exactly as pricing the pair alone does, whichever way a column is counted:
 densely, by a join of equal codes (large blocks, rare values), rows of one shape or of many."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Rows are taken in the order of their content keys, as the reference takes them (SCORING.md
-5.4): each row's (suffix as text, canonical key) pairs, sorted. oeb finds the order of a set of
+"""Rows are taken in the order of their content keys, as the reference takes them:
+each row's (suffix as text, canonical key) pairs, sorted. oeb finds the order of a set of
 suffixes once per table, and flattening shares one suffix tuple among a table's rows; these check
 both against their definitions on every row, with keys Python tells apart only by type."""
 

@@ -1,4 +1,4 @@
-"""Every published example of SCORING.md agrees exactly with the reference's output."""
+"""Every published example of the reference's scorer agrees exactly with the reference's output."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_the_pairs_are_scipys_on_the_whole_matrix(block: PricedBlock) -> None:
 @given(seed=st.integers(0, 10**6), nested=st.sampled_from([0, 1, 2, 5]))
 def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -> None:
     """Pairs priced one by one, rows priced against every column, and the scorer's own pricing of
-    the same rows (per pair as SCORING.md 5.3 says) agree."""
+    the same rows (pair by pair) agree."""
     rng = random.Random(seed)
     rows = [
         {

@@ -1,4 +1,4 @@
-"""Huge nested blocks paired greedily as the reference pairs them (SCORING.md 5.5, 5.10): cells by
+"""Huge nested blocks paired greedily as the reference pairs them: cells by
 weight, heaviest first, then row, then column, a pair when both are free. oeb takes them in that
 order while pricing rows in full only when their bound could put a cell ahead; the pairs must be
 those of the rule read literally on the whole matrix."""

@@ -19,7 +19,7 @@ held to the documented shapes (builtin types, verdicts as named tuples with tupl
 leave its arguments unchanged, and must give the same numbers with `verdicts=False`. Lines with
 `reference_raises` are schemas the reference refuses only because of its `$ref` depth limit:
 there oeb may raise that error too, or must give exactly the reference's answer for the same
-schema with its refs inlined beforehand (SCORING.md 2.4).
+schema with its refs inlined beforehand.
 """
 
 from __future__ import annotations
