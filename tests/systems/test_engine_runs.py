@@ -1,13 +1,13 @@
-"""Each of the ten published configs, run as shipped through the engine (plan, predict on Ray, grade)
-over the bundled sample, against a fake of its vendor that answers every document right.
+"""Each of the ten published configs, run as shipped through the engine (plan, predict, grade) over
+the bundled sample, against a fake of its vendor that answers every document right. A run of 12
+documents answers in the driver's process (no Ray): the engine's own tests and the job-crash tests
+run the same actors on Ray.
 
 Only what points the run at the fake and keeps CI fast is changed, as `--set` would: the dataset (the
 sample), the address (`base_url`/`endpoint`), `poll_interval` (0.05 s, not seconds), the start rate
-(ten times the config's) and, but for Azure, one actor instead of 3 to 10 (each actor is a Ray worker
-process, seconds to start on a CI machine). That actor still holds the config's documents in flight,
-and Azure keeps its 3, whose per-process analyzer caches meet at the vendor as 409s. Every other
-option is the config's own. The ten runs go side by side in one Ray session, as ten drivers' runs
-would on one cluster.
+(ten times the config's) and, but for Azure, one actor instead of 3 to 10. That actor still holds the
+config's documents in flight, and Azure keeps its 3. Every other option is the config's own. The ten
+runs go side by side, as ten drivers' runs would.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from systems import gold_vendors
 from systems.conftest import KEY
 from systems.fake_vendor import FakeVendor, Request
 
-pytestmark = pytest.mark.ray
+pytestmark = pytest.mark.slow
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 SPEEDUP = 10
@@ -98,9 +98,8 @@ def _config(name: str, url: str) -> Config:
 
 
 @pytest.fixture(scope="module")
-def runs(ray_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Finished | Exception]:
-    """The ten runs side by side, each with its own fake, limiter and actors, so that their Ray worker
-    processes start together rather than one run after another."""
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Finished | Exception]:
+    """The ten runs side by side, each with its own fake, limiter and actors (threads here)."""
     dataset = open_dataset(SAMPLE_DATASET)
 
     def run(name: str, fake: FakeVendor) -> Finished:
@@ -112,7 +111,7 @@ def runs(ray_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> dict[st
 
     with contextlib.ExitStack() as stack, pytest.MonkeyPatch.context() as env:
         fakes = {name: stack.enter_context(FakeVendor()) for name in SETTINGS}
-        for name, fake in fakes.items():  # set after Ray started: the keys reach the actors per actor
+        for name, fake in fakes.items():
             env.setenv(_config(name, fake.url).adapter.keys[0], KEY)
         with concurrent.futures.ThreadPoolExecutor(len(SETTINGS)) as pool:
             futures = {name: pool.submit(run, name, fake) for name, fake in fakes.items()}
@@ -173,7 +172,8 @@ def test_the_configs_actors_and_limits_are_honoured(finished: Finished) -> None:
     max_in_flight = ray["rate_limit"]["max_in_flight"]
     actors = ray["actors"] if SETTINGS[finished.name].own_actors else 1
     assert (config.actors(), config.in_flight()) == (actors, max_in_flight)
-    assert f"{max_in_flight} in flight on {actors} actors" in finished.plan.lines()[1]
+    plan = finished.plan.lines()[1]
+    assert f"{max_in_flight} in flight (set by ray.rate_limit.max_in_flight) on {actors} actors" in plan
     stats = finished.result.predicted
     assert 1 <= stats["peak_in_flight"] <= max_in_flight
     assert 1 <= finished.vendor.peak <= max_in_flight  # as the vendor saw it
