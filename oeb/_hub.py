@@ -51,6 +51,7 @@ class HubAddress:
 
 
 def parse_address(url: str) -> HubAddress:
+    """The repository and revision of an `hf://datasets/<org>/<name>[@<revision>]` URL, or a `HubError`."""
     match = _ADDRESS.fullmatch(url.rstrip("/"))
     if match is None:
         raise HubError(f"{url} does not name a Hugging Face dataset; use {ACCEPTED_FORM}")
@@ -98,6 +99,7 @@ class HubSnapshot:
         return f"{self.address.url}@{self.commit}"
 
     def listing(self) -> frozenset[str]:
+        """Every file of the pinned commit, from the one listing made when it was pinned."""
         return self.files
 
     @property

@@ -36,11 +36,13 @@ def load_json_object(path: str, flag: str) -> dict[str, Any]:
 
 
 def result_json(result: dict[str, Any]) -> dict[str, Any]:
+    """A `score()` result as JSON: its verdicts as the objects `details/<id>.jsonl` holds."""
     if "verdicts" not in result:
         return result
     return {**result, "verdicts": [verdict_json(v) for v in result["verdicts"]]}
 
 
 def print_json(value: Any) -> None:
+    """Print a value as indented UTF-8 JSON on stdout (what every `--json` and `oeb score` print)."""
     json.dump(value, sys.stdout, indent=2, ensure_ascii=False, default=str)
     sys.stdout.write("\n")

@@ -12,6 +12,7 @@ from oeb.scoring import Explanation, explain_value
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `oeb explain` (showing how values become canonical keys) to the command line."""
     parser = subparsers.add_parser(
         "explain",
         help="show a value's canonical form and the steps that produced it",
@@ -28,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def read_value(text: str, as_text: bool) -> Any:
+    """A command-line value as the scorer would see it: a JSON scalar when it parses as one (`12.5`,
+    `true`, `"12"`), else the text itself; always the text with `--text`."""
     if as_text:
         return text
     try:
@@ -38,6 +41,7 @@ def read_value(text: str, as_text: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Carry out `oeb explain` and return its exit code (docs/exit-codes.md)."""
     values = [read_value(v, args.text) for v in (args.value, args.other) if v is not None]
     explanations = [explain_value(v) for v in values]
     equal = len(explanations) == 2 and explanations[0].key == explanations[1].key

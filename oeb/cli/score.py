@@ -11,6 +11,7 @@ from oeb.scoring import score
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `oeb score` (scoring one prediction against its gold) to the command line."""
     parser = subparsers.add_parser(
         "score",
         help="score one prediction against its gold (field matching)",
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    """Carry out `oeb score` and return its exit code (docs/exit-codes.md)."""
     if "--gt" in sys.argv[1:]:
         print("oeb score: --gt is deprecated; use --gold", file=sys.stderr)
     if args.verdicts:

@@ -13,6 +13,7 @@ from oeb.systems.llm import EXAMPLES
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `oeb systems` (listing systems and showing one) to the command line."""
     parser = subparsers.add_parser(
         "systems",
         help="list the systems, or show one system's options and the key it needs",
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    """Carry out `oeb systems` and return its exit code (docs/exit-codes.md)."""
     if args.system is None:
         for name in names():
             print(f"{name:<16}{adapter_class(name).description}")
