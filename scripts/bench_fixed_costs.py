@@ -22,6 +22,7 @@ Usage: uv run python scripts/bench_fixed_costs.py [--work DIR] [--repeat N] [--n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -208,7 +209,11 @@ def _ray_head(temp: Path) -> tuple[subprocess.Popen[bytes], str]:
     deadline = time.monotonic() + 180
     while b"Ray runtime started" not in (temp / "head.log").read_bytes():
         if head.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"ray start failed:\n{(temp / 'head.log').read_text()[-2000:]}")
+            log_text = (temp / "head.log").read_text()[-2000:]
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(head.pid, 9)
+            shutil.rmtree(temp, ignore_errors=True)
+            raise SystemExit(f"ray start failed:\n{log_text}")
         time.sleep(0.2)
     address = re.search(r"--address='([^']+)'", (temp / "head.log").read_text())
     if address is None:

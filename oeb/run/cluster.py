@@ -179,14 +179,28 @@ def _keep_token_auth() -> None:
 
 
 def _use_existing_token(address: str | None) -> None:
-    """Attaching to the Ray running on this machine (`auto`): use its token if it has one, as Ray
-    itself would, without Ray's warning that it did."""
-    if address != "auto" or _AUTH_MODE in os.environ:
+    """Attaching to a Ray running on this machine (`auto`, or its address): use the machine's Ray
+    token if there is one, as Ray itself does for `auto`, without Ray's warning that it did. The
+    token is never sent to a Ray elsewhere unless the user sets RAY_AUTH_MODE."""
+    if _AUTH_MODE in os.environ or not address or not _on_this_machine(address):
         return
     from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
 
     if AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
         _token_mode()
+
+
+def _on_this_machine(address: str) -> bool:
+    """Whether `address` (`auto`, `host:port`) names a Ray on this machine."""
+    if address == "auto":
+        return True
+    if "://" in address:
+        return False
+    import ray.util
+
+    host = address.rsplit(":", 1)[0].strip("[]")
+    here = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    return host in ("localhost", "::1", here) or host.startswith("127.")
 
 
 def _token_mode() -> None:

@@ -195,6 +195,9 @@ def test_a_session_runs_small_jobs_here_and_uses_the_ray_it_is_told(monkeypatch:
     assert cluster.choose(None, documents=1) == cluster.Where("attached", "auto", cluster.ADDRESS_VARIABLE)
     assert cluster.choose("10.0.0.1:6379", documents=1).address == "10.0.0.1:6379"  # the config wins
     monkeypatch.delenv(cluster.ADDRESS_VARIABLE)
+    here = [cluster._on_this_machine(address) for address in ("auto", "127.0.0.1:6379", "localhost:6379")]
+    elsewhere = [cluster._on_this_machine(address) for address in ("10.255.255.1:6379", "ray://head:10001")]
+    assert all(here) and not any(elsewhere)  # the machine's Ray token is offered to its own Ray only
     with caplog.at_level("INFO", logger="oeb"), cluster.session(None, {}, documents=3) as where:
         assert where.kind == "process" and not cluster.uses_ray()
     assert caplog.messages == [where.line(3)]
