@@ -3,13 +3,11 @@ in one call, on disk and on moto's S3; a file that cannot be read comes back as 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.services import S3_BUCKET
 
 from oeb import storage
 from oeb.run import jobs
@@ -24,20 +22,11 @@ ASKING = Asking(
 )
 
 
-@pytest.fixture(params=["local", "s3"])
-def folder(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty run folder on disk or on moto's S3."""
-    if request.param == "local":
-        return str(tmp_path / "run")
-    request.getfixturevalue("s3_env")
-    return f"s3://{S3_BUCKET}/runs/{uuid.uuid4().hex}"
-
-
-def test_written_jobs_are_pending_until_removed(folder: str) -> None:
-    assert jobs.pending(folder) == {}
-    jobs.write(folder, "doc_a", ASKING.to_json())
-    jobs.write(folder, "doc_b", Asking(started=1.0, handle={"request_id": "r"}).to_json())
-    found = jobs.pending(folder)
+def test_written_jobs_are_pending_until_removed(folder_url: str) -> None:
+    assert jobs.pending(folder_url) == {}
+    jobs.write(folder_url, "doc_a", ASKING.to_json())
+    jobs.write(folder_url, "doc_b", Asking(started=1.0, handle={"request_id": "r"}).to_json())
+    found = jobs.pending(folder_url)
     assert set(found) == {"doc_a", "doc_b"}
     back = found["doc_a"]
     assert isinstance(back, dict)
@@ -49,9 +38,9 @@ def test_written_jobs_are_pending_until_removed(folder: str) -> None:
         ASKING.handle,
     )
     assert again.failure is not None and (again.failure.status, again.failure.body) == (503, "unavailable")
-    jobs.remove(folder, "doc_a")
-    jobs.remove(folder, "doc_a")  # twice: a resume may remove what a crash left half done
-    assert set(jobs.pending(folder)) == {"doc_b"}
+    jobs.remove(folder_url, "doc_a")
+    jobs.remove(folder_url, "doc_a")  # twice: a resume may remove what a crash left half done
+    assert set(jobs.pending(folder_url)) == {"doc_b"}
 
 
 @pytest.mark.parametrize(
@@ -63,10 +52,10 @@ def test_written_jobs_are_pending_until_removed(folder: str) -> None:
         (b'{"started": 1.0, "handle": "j1"}', "handle is str"),
     ],
 )
-def test_a_corrupt_jobs_file_comes_back_as_its_reason(folder: str, content: bytes, reason: str) -> None:
-    storage.write_bytes(storage.join(folder, "jobs", "doc_c.json"), content)
-    jobs.write(folder, "doc_d", ASKING.to_json())
-    found = jobs.pending(folder)
+def test_a_corrupt_jobs_file_comes_back_as_its_reason(folder_url: str, content: bytes, reason: str) -> None:
+    storage.write_bytes(storage.join(folder_url, "jobs", "doc_c.json"), content)
+    jobs.write(folder_url, "doc_d", ASKING.to_json())
+    found = jobs.pending(folder_url)
     assert isinstance(found["doc_c"], str) and reason in found["doc_c"] and "jobs/doc_c.json" in found["doc_c"]
     assert isinstance(found["doc_d"], dict)
 
