@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast lint bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check lint docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -30,10 +30,29 @@ test: setup lint
 test-fast: setup
 	$(UV) run pytest -m "not ray and not slow and not cluster" -n 2
 
+# The loop to run before each commit (.pre-commit-config.yaml runs the same): fixes what ruff can,
+# formats, type-checks, and runs the fast tests (not ray, slow or cluster).
+check: setup
+	$(UV) run ruff check --fix oeb tests scripts
+	$(UV) run ruff format oeb tests scripts
+	$(UV) run mypy
+	$(UV) run pytest -q -m "not ray and not slow and not cluster" -n 2
+
 lint: setup
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
 	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
+	$(UV) run mypy  # strict, over oeb/ (pyproject.toml)
+	$(MKDOCS) build --strict --quiet  # every nav page exists, every link and anchor resolves (offline)
+
+# The docs site (mkdocs-material; API pages from the docstrings): built into build/site, or served with
+# live reload at http://127.0.0.1:8000.
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(UV) run mkdocs
+docs: setup
+	$(MKDOCS) build --strict
+
+docs-serve: setup
+	$(MKDOCS) serve
 
 bench: setup
 ifdef RAY_ADDRESS
