@@ -16,11 +16,12 @@ import importlib.metadata
 import platform
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import oeb
 from oeb import storage
 from oeb.errors import StorageError
+from oeb.formats import GitState, Provenance
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
@@ -33,7 +34,7 @@ _PLUGINS = "oeb.systems"
 """`oeb.systems.registry.ENTRY_POINT_GROUP`, named here: importing the registry loads every adapter."""
 
 
-def provenance(dataset: Dataset, scorer: str) -> dict[str, Any]:
+def provenance(dataset: Dataset, scorer: str) -> Provenance:
     """The provenance of a grading against `dataset` by the scorer of digest `scorer`, made now."""
     named = dataset.settings()
     return {
@@ -52,7 +53,7 @@ def provenance(dataset: Dataset, scorer: str) -> dict[str, Any]:
 
 
 @functools.cache
-def git_state() -> dict[str, Any] | None:
+def git_state() -> GitState | None:
     """The commit of the oeb checkout this code runs from and whether its tracked files differ from
     it; None when oeb is not run from a checkout (installed from a wheel) or git cannot tell."""
     root = Path(oeb.__file__).resolve().parent.parent

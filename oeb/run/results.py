@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from oeb.formats import VerdictLine
 from oeb.scoring import RESULTS, Verdict, show_address
 
 SCORER = "field_matching"
@@ -47,7 +48,7 @@ SCORE_COLUMNS = (
 )
 
 
-def verdict_json(verdict: Verdict) -> dict[str, Any]:
+def verdict_json(verdict: Verdict) -> VerdictLine:
     """A verdict as `details/<id>.jsonl` writes it: the address as [kind, name] pairs."""
     address, gold_raw, pred_raw, gold_canon, pred_canon, result = verdict  # a dict literal: 8x faster than _asdict
     return {
