@@ -24,7 +24,6 @@ import random
 import signal
 import subprocess
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.services import S3_BUCKET
 from systems import gold_vendors
 from systems.fake_vendor import FakeVendor
 
@@ -157,14 +155,6 @@ def wait(condition: Callable[[], bool], process: OebProcess) -> None:
         time.sleep(0.02)
 
 
-@pytest.fixture(params=["local", "s3"])
-def storage_root(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "local":
-        return str(tmp_path / "runs")
-    request.getfixturevalue("s3_env")
-    return f"s3://{S3_BUCKET}/job-crashes/{uuid.uuid4().hex}"
-
-
 @pytest.fixture
 def job_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., JobRun]]:
     """`job_run(system, out)`: a fake of `system` with `JOB_SECONDS` jobs and a config pointing at it
@@ -200,9 +190,9 @@ def job_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
 
 @pytest.mark.parametrize("system", sorted(VENDORS))
 def test_a_run_killed_with_jobs_in_flight_resumes_without_buying_them_again(
-    job_run: Callable[..., JobRun], storage_root: str, system: str
+    job_run: Callable[..., JobRun], folder_url: str, system: str
 ) -> None:
-    run = job_run(system, storage_root)
+    run = job_run(system, folder_url)
     run.kill_with_jobs_in_flight(run.start(), at_least=3)
     assert 1 <= sum(run.vendor.created.values()) < DOCUMENTS + 1
     assert len(run.files("records")) < DOCUMENTS  # the kill came before the answers
