@@ -15,6 +15,7 @@ from typing import Any
 
 from oeb import _json, storage
 from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
+from oeb.formats import DocumentEntry
 from oeb.run import pages
 from oeb.scoring.score import RESULTS
 
@@ -33,7 +34,7 @@ class Run:
     settings: dict[str, Any]
     lines: list[dict[str, Any]]
     costs: dict[str, dict[str, float]]
-    documents: dict[str, Any]
+    documents: dict[str, DocumentEntry]
     label: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
 
