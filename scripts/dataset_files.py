@@ -1,6 +1,6 @@
 """What the dataset scripts share: a tiny PDF writer and a writer of the published dataset layout.
 
-Layout (HARNESS.md §1.1): `manifest.parquet` (doc_id, suite, doc_path, gt_path, schema as JSON
+Layout (docs/datasets.md): `manifest.parquet` (doc_id, suite, doc_path, gt_path, schema as JSON
 bytes, source_id), `pdfs/<doc_id>.pdf`, `gold/<doc_id>.json`. Everything is written through
 `oeb.storage`, so the destination may be a folder or an `s3://` prefix.
 """

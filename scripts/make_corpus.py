@@ -1,4 +1,4 @@
-"""Write a synthetic dataset shaped like the public 620-document one (HARNESS.md §1.8).
+"""Write a synthetic dataset shaped like the public 620-document one (docs/datasets.md).
 
 Four suites, ids like the real ones (`short__`/`long__`, date-prefixed micro1 ids, `research__[...]`
 ids with spaces and brackets), and the published size distribution: most documents small, a long

@@ -72,7 +72,7 @@ def show_plan(plans: Plans, what: str, yes: bool) -> None:
 
 
 def confirm(lines: list[str], what: str, yes: bool) -> None:
-    """Show the plan and ask on a terminal; `-y` shows nothing and asks nothing (§3.2)."""
+    """Show the plan and ask on a terminal; `-y` shows nothing and asks nothing (docs/running.md)."""
     if yes:
         return
     for line in lines:

@@ -1,4 +1,4 @@
-"""The run folder (HARNESS.md §3.5): the single source of truth of a run, on disk or in object storage.
+"""The run folder (docs/architecture.md): the single source of truth of a run, on disk or in object storage.
 
 A record is what marks a document done, so a document's prediction is written before its record:
 a crash between the two writes causes a re-ask, never a record without its prediction. A failed

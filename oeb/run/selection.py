@@ -1,4 +1,4 @@
-"""Which manifest rows a run asks (HARNESS.md §2.4), and how settings.json records the choice.
+"""Which manifest rows a run asks (docs/running.md), and how settings.json records the choice.
 
 The recorded form is part of a run's identity, so a `sample` or `limit` that selects every row is
 recorded as `{}`: the same question as "all rows".

@@ -1,5 +1,5 @@
-"""One real 2-node Ray cluster for the whole `tests/cluster` run, started with `ray start` (ENVIRONMENT.md
-3.5): a head (1 CPU, with the dashboard, so the Jobs API answers) and a worker (2 CPUs) on 127.0.0.2.
+"""One real 2-node Ray cluster for the whole `tests/cluster` run, started with `ray start`, as
+a real cluster is: a head (1 CPU, with the dashboard, so the Jobs API answers) and a worker (2 CPUs) on 127.0.0.2.
 
 Starting a head takes 25-40 s on 2 cores, so every test of this folder shares the cluster. Every port
 is explicit (the range 6391-6499 and worker ports 16000-16399 are this folder's). The nodes start

@@ -1,4 +1,4 @@
-"""A run on a real 2-node cluster started with `ray start` (ENVIRONMENT.md 3.5): the system's actors
+"""A run on a real 2-node cluster started with `ray start` (docs/cluster.md): the system's actors
 and the grading tasks land on both nodes.
 
 Run it alone (`pytest -m cluster -p no:xdist tests/cluster`): the in-process Ray of the other tests
