@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from oeb import _hub, _json, storage
+from oeb import _json, storage
 from oeb._manifest import OTHER_SUITE, REQUIRED_COLUMNS, Row, normalised_manifest_path, rows_from_table
 from oeb.errors import (
     DatasetNotFoundError,
@@ -204,7 +204,7 @@ def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
     files = _StorageFiles(str(storage.local_path(url)) if storage.is_local(url) else url.rstrip("/"))
     if not storage.is_dir(files.root):
         raise DatasetNotFoundError(
-            f"no dataset folder at {files.root}; give a folder, an s3:// prefix or {_hub.ACCEPTED_FORM}"
+            f"no dataset folder at {files.root}; give a folder, an s3:// prefix or {_hub_form()}"
         )
     manifest_url = storage.join(files.root, manifest)
     try:
@@ -226,7 +226,15 @@ def check_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
     return dataset
 
 
+def _hub_form() -> str:
+    from oeb import _hub  # huggingface_hub costs about a second to import: only for Hub datasets
+
+    return _hub.ACCEPTED_FORM
+
+
 def _open_hub(url: str, manifest: str) -> Dataset:
+    from oeb import _hub
+
     snapshot = _hub.pin(_hub.parse_address(url))
     if manifest not in snapshot.files:
         if snapshot.cached_only:
