@@ -119,9 +119,11 @@ class Dataset:
         return dict(Counter(row.suite for row in self.rows))
 
     def document_url(self, row: Row) -> str:
+        """Where the row's document is, as a URL under the dataset (for messages naming a missing one)."""
         return storage.join(self.location, row.doc_path)
 
     def gold_url(self, row: Row) -> str:
+        """Where the row's gold file is, as a URL under the dataset (for messages naming it)."""
         return storage.join(self.location, row.gt_path)
 
     def document(self, row: Row) -> Path:
