@@ -62,8 +62,13 @@ class Where:
     address: str | None = None
     source: str | None = None
 
+    def place(self) -> str:
+        """Where, in a few words (a plan's line)."""
+        places = {"process": "in this process (no Ray)", "local": "on a local Ray", "open": "on the Ray session open"}
+        return places.get(self.kind, f"on the Ray at {self.address}")
+
     def line(self, documents: int) -> str:
-        """The one line oeb prints about which Ray it uses."""
+        """The one line oeb prints about which Ray it uses, and why."""
         if self.kind == "process":
             return (
                 f"work runs in this process, without Ray ({documents} documents; a job of more than {SMALL_JOB}, "

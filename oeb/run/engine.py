@@ -25,7 +25,7 @@ from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
 from oeb.run import jobs
 from oeb.run._set import apply_sets
-from oeb.run.cluster import Where, choose, session, worker_env
+from oeb.run.cluster import choose, session, worker_env
 from oeb.run.config import Config, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
 from oeb.run.grade_stage import Grader
@@ -79,7 +79,7 @@ class Plan:
         chosen = f" ({describe(self.selection)})" if self.selection else ""
         rate = config.ray.requests_per_second
         limit = f"at most {rate:g} starts/s" if rate else "no rate limit"
-        where = _where(choose(config.ray.address, documents=len(self.rows)))
+        where = choose(config.ray.address, documents=len(self.rows)).place()
         in_flight, key = config.concurrency()
         lines = [
             f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching",
@@ -99,17 +99,6 @@ class Plan:
             spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
         return lines
-
-
-def _where(where: Where) -> str:
-    """Where the plan's work will run, in a few words."""
-    if where.kind == "process":
-        return "in this process (no Ray)"
-    if where.kind == "local":
-        return "on a local Ray"
-    if where.kind == "open":
-        return "on the Ray session open"
-    return f"on the Ray at {where.address}"
 
 
 @dataclass(frozen=True)
