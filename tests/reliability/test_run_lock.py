@@ -30,12 +30,10 @@ from oeb.run.lock import LOCK_NAME, Holder, hold, holder
 from reliability.conftest import OebProcess
 
 
-@pytest.fixture(params=["local", "s3"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "local":
-        return str(tmp_path / "run")
-    request.getfixturevalue("s3_env")
-    return f"s3://{S3_BUCKET}/locks/{uuid.uuid4().hex[:8]}"
+@pytest.fixture
+def url(folder_url: str) -> str:
+    """The run folder whose lock a test takes: on disk, then on moto's S3."""
+    return folder_url
 
 
 def _refusal(url: str, command: str = "oeb grade") -> str:
