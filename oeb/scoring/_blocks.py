@@ -1,9 +1,11 @@
 """A block of rows to pair, priced exactly pair by pair without its n × m matrix.
 
 The solvers of huge blocks (`sparse_solver`, `dense_solver`) run the reference's algorithms on the
-pairs that can change their path: the pairs sharing a value of a rare column (found by a join),
-priced exactly, and for every other pair of a row a bound on what it can weigh. These classes give
-both, and price any row against every column when a solver needs it.
+pairs that can change their path: the listed pairs, priced exactly, and for every other pair of a
+row a bound on what it can weigh. Listed are the pairs sharing a value of a rare column and, where
+the frequent columns are few, the pairs equal on most of them (a table of codes has no rare column,
+but few rows alike on nearly every code); both are found by joins. These classes give both, and
+price any row against every column when a solver needs it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
+from itertools import combinations
 
 import numpy as np
 
@@ -19,6 +22,10 @@ from oeb.scoring._weights import Columns, assignment_values
 
 # A column is joined pair by pair when it pairs at most this many rows per row of the block.
 JOIN_PAIRS_PER_ROW = 4
+# Pairs equal on most frequent columns are listed while they number at most this many per row of the
+# block, and while the sets of columns to join on number at most NEAR_SUBSETS.
+NEAR_PAIRS_PER_ROW = 32
+NEAR_SUBSETS = 64
 # Pairs are priced this many cells at a time.
 PRICE_CHUNK_CELLS = 8_000_000
 # Columns with up to this many nested rows are paired as blocks of one width, padded with zeros.
@@ -121,16 +128,40 @@ class Block:
 
     @cached_property
     def rare_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every pair sharing a value of a rare column, sorted by pred row then gold row."""
+        """The listed pairs, sorted by pred row then gold row: every pair sharing a value of a rare
+        column, and every pair equal on `near_columns` of the frequent columns."""
         everyone = np.arange(self.n)
         found = [_join(self.p_codes[[c]], everyone, self.g_codes[[c]]) for c in self.rare]
+        found += [_join(self.p_codes[list(s)], everyone, self.g_codes[list(s)]) for s in self._near_subsets]
         return _unique_pairs(found, self.m)
 
+    @cached_property
+    def _near_subsets(self) -> list[tuple[int, ...]]:
+        """Every set of `near_columns` frequent columns: the fewest for which the pairs equal on all
+        of some set stay few (a table of codes has no rare column, but few rows alike on all of them)."""
+        chosen: list[tuple[int, ...]] = []
+        budget = NEAR_PAIRS_PER_ROW * (self.n + self.m)
+        for size in range(len(self.frequent), 0, -1):
+            subsets = list(combinations(self.frequent, size))
+            if len(subsets) > NEAR_SUBSETS:
+                break
+            if sum(_join_size(self.p_codes[list(s)], self.g_codes[list(s)]) for s in subsets) > budget:
+                break
+            chosen = subsets
+        return chosen
+
+    @property
+    def near_columns(self) -> int:
+        """How many frequent columns a pair must have equal to be listed (one more than there are: none)."""
+        return len(self._near_subsets[0]) if self._near_subsets else len(self.frequent) + 1
+
     def bound_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """For each pred row, the most equal and shared values a pair sharing no rare value can have:
-        its frequent values, and all its values."""
+        """For each pred row, the most equal and shared values an unlisted pair can have: its frequent
+        values, fewer than `near_columns` of them (a pair equal on that many is equal on all of some
+        set joined on), and all its values."""
         present = self.p_codes >= 0
-        return present[self.frequent].sum(axis=0, dtype=np.int64), present.sum(axis=0, dtype=np.int64)
+        frequent = np.minimum(present[self.frequent].sum(axis=0, dtype=np.int64), self.near_columns - 1)
+        return frequent, present.sum(axis=0, dtype=np.int64)
 
     @cached_property
     def bounds(self) -> np.ndarray:
@@ -157,6 +188,18 @@ def _join(p_codes: np.ndarray, rows: np.ndarray, g_codes: np.ndarray) -> tuple[n
     offsets = np.repeat(lo - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
     j = g_order[np.arange(total) + offsets]
     return i.astype(np.int64), j.astype(np.int64)
+
+
+def _join_size(p_codes: np.ndarray, g_codes: np.ndarray) -> int:
+    """How many pairs `_join` finds on these columns, without listing them."""
+    p_codes = p_codes[:, (p_codes >= 0).all(axis=0)]
+    g_codes = g_codes[:, (g_codes >= 0).all(axis=0)]
+    keys = _row_keys(np.concatenate([p_codes, g_codes], axis=1))
+    ids = _distinct(keys)[1]
+    distinct = int(ids.max(initial=-1)) + 1
+    p_count = np.bincount(ids[: p_codes.shape[1]], minlength=distinct)
+    g_count = np.bincount(ids[p_codes.shape[1] :], minlength=distinct)
+    return int(p_count @ g_count)
 
 
 def _row_keys(codes: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import oeb
 import oeb.scoring._flatten
-from oeb.scoring import _dense_solver, _nested, _pairing, _solving
+from oeb.scoring import _blocks, _dense_solver, _nested, _pairing, _solving
 from oeb.scoring._blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring._weights import Columns
 
@@ -80,6 +80,7 @@ def test_too_much_pricing_gives_the_block_back_to_the_matrix(monkeypatch) -> Non
     rng = random.Random(4)
     pred, gold = table(rng, 40, [2, 3], noise=0.5)
     small, large = sorted((pred, gold), key=len)
+    monkeypatch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", 0)  # every row's bound high: searches need pricing
     block = PricedBlock(Block(Columns(small, large), 100), [])
     monkeypatch.setattr(_dense_solver, "MIN_PRICED_ROWS", 0)
     monkeypatch.setattr(_dense_solver, "PRICED_SHARE", 0.0)
