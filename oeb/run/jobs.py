@@ -1,12 +1,13 @@
 """Job handles in a run folder: `jobs/<id>.json`, one per document a job vendor is working on.
 
 A job vendor (`type(adapter).submits`) is paid when the job is submitted, long before its answer
-comes back. The driver writes the document's asking (`oeb.systems.Asking.to_json`, which holds the
-job's handle and when the document was first asked) here before the first poll and removes it once
-the record is saved, so whatever stops the run in between (kill -9, Ctrl-C, a lost node) leaves the
-job named in the folder, and `oeb resume` collects it instead of paying for it again
-(docs/crash-costs.md). Every write is atomic, on disk or on `s3://` (`oeb.storage`); `pending`
-lists the folder once.
+comes back. The actor that submitted the job writes the document's asking (`oeb.systems.Asking.to_json`,
+which holds the job's handle and when the document was first asked) here the moment the vendor
+answers, before it even tells the driver, and the driver removes it once the record is saved; so
+whatever stops the run in between (kill -9 of the run or of the actor, Ctrl-C, a lost node) leaves
+the job named in the folder, and a replaced actor or `oeb resume` collects it instead of paying for
+it again (docs/crash-costs.md). Every write is atomic, on disk or on `s3://` (`oeb.storage`);
+`pending` lists the folder once, `read` reads one document's.
 """
 
 from __future__ import annotations
@@ -35,6 +36,34 @@ def remove(folder_url: str, doc_id: str) -> None:
     storage.remove(_url(folder_url, doc_id))
 
 
+def read(folder_url: str, doc_id: str) -> Asking | None:
+    """The document's written-down job, if any (an actor that died after writing it could not say
+    so); a file that cannot be read gives a fresh asking recorded as resubmitted (`Asking.unreadable`)."""
+    url = _url(folder_url, doc_id)
+    if not storage.exists(url):
+        return None
+    try:
+        content = storage.read_bytes(url)
+    except OebError as error:
+        return Asking.unreadable(str(error))
+    saved = _parse(f"{FOLDER}/{doc_id}{SUFFIX}", content)
+    return Asking.unreadable(saved) if isinstance(saved, str) else Asking.from_json(saved)
+
+
+def _parse(name: str, content: bytes) -> dict[str, object] | str:
+    """A saved asking (JSON), or why `name` is not one."""
+    try:
+        value: dict[str, object] = _json.loads(content.decode("utf-8-sig"))
+        Asking.from_json(value)
+    except UnicodeDecodeError as error:
+        return f"{name} is not UTF-8 ({error})"
+    except json.JSONDecodeError as error:
+        return f"{name} is not JSON ({error})"
+    except OebError as error:
+        return f"{name}: {error}"
+    return value
+
+
 def pending(folder_url: str) -> dict[str, dict[str, object] | str]:
     """Every job still written down: doc_id -> the saved asking (JSON), or, for a file that cannot
     be read or is not an asking, the reason (the engine then asks that document again and records
@@ -48,18 +77,5 @@ def pending(folder_url: str) -> dict[str, dict[str, object] | str]:
     found: dict[str, dict[str, object] | str] = {}
     for name, content in storage.read_many(root, names).items():
         doc_id = name.removesuffix(SUFFIX)
-        if isinstance(content, OebError):
-            found[doc_id] = str(content)
-            continue
-        try:
-            value = _json.loads(content.decode("utf-8-sig"))
-            Asking.from_json(value)
-        except UnicodeDecodeError as error:
-            found[doc_id] = f"{FOLDER}/{name} is not UTF-8 ({error})"
-        except json.JSONDecodeError as error:
-            found[doc_id] = f"{FOLDER}/{name} is not JSON ({error})"
-        except OebError as error:
-            found[doc_id] = f"{FOLDER}/{name}: {error}"
-        else:
-            found[doc_id] = value
+        found[doc_id] = str(content) if isinstance(content, OebError) else _parse(f"{FOLDER}/{name}", content)
     return found

@@ -6,20 +6,24 @@ Each actor holds one adapter (rebuilt from its name and options) and answers sev
 once on threads; a call reads its document, waits for its booked start, then makes one attempt
 (`oeb.systems.predict_attempt`). Each system keeps its own start schedule, in-flight cap, retries and
 stop (`SystemRun`); the driver waits on the calls of all of them at once (one `ray.wait`), so ten
-systems run side by side in one process and none waits for another. A transient failure comes back
+systems run side by side in one process and none waits for another. A job vendor's actor writes the
+job's handle into the run folder the moment the vendor answers (`oeb.run.jobs`), then the driver
+has another call collect it. A transient failure comes back
 as a `Retry`: the driver keeps it, holding no slot of the system's in-flight cap, until its back-off
 is over, then books its start from the same schedule (before any fresh document) and gives it to
 any actor of that system, so retries count against the rate limit too. The time budget (counted
 from the first attempt) and the retry policy stay the systems layer's. The driver is the only
-writer of the run folders, and keeps a record only until it is saved. A `RunStopped` of one system
+writer of records, and keeps a record only until it is saved. A `RunStopped` of one system
 (a 402, a refused key) ends that system after its calls already in flight are collected and saved
 (they are paid for); its documents waiting for a retry are left unasked, with no record, for a
 resume; the other systems go on. Ctrl-C abandons every call in flight and keeps what was saved.
 
 An actor that dies (its process killed, its node lost) is replaced, and the documents it was
 answering are asked again (a retry with its earlier attempts, in the same budget): they have no
-record, since only the driver saves. A call in flight at the death may have reached the vendor, so
-it can be billed twice; nothing tells oeb whether it did.
+record, since only the driver saves; a document whose job handle is in the folder is collected, not
+bought again. A call in flight at the death may have reached the vendor before its answer (a job
+id, a completion) came back, so it can be billed twice; nothing tells oeb whether it did
+(docs/crash-costs.md).
 """
 
 from __future__ import annotations
@@ -63,9 +67,13 @@ class SystemActor:
     """One adapter of a system; each `predict` call predicts one document. On Ray it is an actor
     (`_remote_actor`); without Ray the same class answers on threads of the driver's process."""
 
-    def __init__(self, system: str, options: dict[str, Any], dataset: Dataset, node: str | None = None) -> None:
+    def __init__(
+        self, system: str, options: dict[str, Any], dataset: Dataset, folder_url: str, node: str | None = None
+    ) -> None:
         self.adapter = get(system, options)
         self.dataset = dataset
+        self.folder_url = folder_url
+        """The run folder, whose jobs/ holds the handles of the jobs this actor submits."""
         self.node = node or _ray().get_runtime_context().get_node_id()
 
     def take_env(self, env: dict[str, str]) -> None:
@@ -78,7 +86,8 @@ class SystemActor:
         """One step at the document: its record, a `Retry` for the driver to book, a `Submitted` job to
         write down and collect, or the reason the system must stop (with the record to keep, if any),
         and the node that asked. The step starts `delay` seconds after the call arrived (its booked
-        start); `asking` carries earlier attempts (and a job's handle to collect)."""
+        start); `asking` carries earlier attempts (and a job's handle to collect). A submitted job's
+        handle is written into the run folder before this returns: a death from then on loses no job."""
         arrived = time.monotonic()
         gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
@@ -88,6 +97,8 @@ class SystemActor:
         try:
             answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking)
             key = "retry" if isinstance(answer, Retry) else "submitted" if isinstance(answer, Submitted) else "record"
+            if isinstance(answer, Submitted):
+                jobs.write(self.folder_url, row.doc_id, answer.asking.to_json())
             outcome[key] = answer
         except ReadCrashed as crash:
             outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
@@ -119,15 +130,17 @@ class Pool:
 
     config: Config
     dataset: Any
+    folder_url: str
     actors: list[Any] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
     replaced: int = 0
 
     @classmethod
-    def start(cls, config: Config, dataset: Any) -> Pool:
-        """The system's actors, started and holding its keys (`dataset`: the dataset's object reference)."""
-        pool = cls(config, dataset)
+    def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
+        """The system's actors, started and holding its keys (`dataset`: the dataset's object reference),
+        writing job handles into the run folder at `folder_url`."""
+        pool = cls(config, dataset, folder_url)
         for node in spread(config.actors()):
             pool.actors.append(pool._actor(node))
             pool.nodes.append(node)
@@ -159,7 +172,8 @@ class Pool:
         config = self.config
         per_actor = math.ceil(config.in_flight() / config.actors())
         options = {"max_concurrency": per_actor, "scheduling_strategy": pinned(node)}
-        return _remote_actor().options(**options).remote(config.system, config.adapter.options(), self.dataset)
+        actor = _remote_actor().options(**options)
+        return actor.remote(config.system, config.adapter.options(), self.dataset, self.folder_url)
 
     def slot(self) -> tuple[int, Any]:
         """The least loaded actor, and its slot, now counted one call busier."""
@@ -201,10 +215,10 @@ class LocalPool(Pool):
     bounds the threads."""
 
     @classmethod
-    def start(cls, config: Config, dataset: Any) -> Pool:
-        pool = cls(config, dataset)
+    def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
+        pool = cls(config, dataset, folder_url)
         for _ in range(config.actors()):
-            pool.actors.append(SystemActor(config.system, config.adapter.options(), dataset, LOCAL_NODE))
+            pool.actors.append(SystemActor(config.system, config.adapter.options(), dataset, folder_url, LOCAL_NODE))
             pool.nodes.append(LOCAL_NODE)
             pool.load.append(0)
         return pool
@@ -236,11 +250,11 @@ class Calls:
 
     on_ray: bool
 
-    def pool(self, config: Config, dataset: Dataset, shared: Any) -> Pool:
+    def pool(self, config: Config, dataset: Dataset, shared: Any, folder_url: str) -> Pool:
         """A system's started pool; `shared` is the dataset as another system of the run holds it."""
         if not self.on_ray:
-            return LocalPool.start(config, dataset)
-        return Pool.start(config, shared if shared is not None else _ray().put(dataset))
+            return LocalPool.start(config, dataset, folder_url)
+        return Pool.start(config, shared if shared is not None else _ray().put(dataset), folder_url)
 
     def wait(self, pending: list[Any], timeout: float) -> list[Any]:
         """The calls among `pending` that have ended, waiting at most `timeout` seconds for one."""
@@ -468,7 +482,8 @@ def _start(calls: Calls, job: Job, started: list[SystemRun]) -> SystemRun:
     """A system's pool (none is needed for no rows); the dataset is shared with the systems started
     before on the same dataset."""
     shared = next((run.pool.dataset for run in started if run.job.dataset is job.dataset and run.pool.actors), None)
-    pool = calls.pool(job.config, job.dataset, shared) if job.rows else Pool(job.config, None)
+    url = job.folder.url
+    pool = calls.pool(job.config, job.dataset, shared, url) if job.rows else Pool(job.config, None, url)
     schedule = StartSchedule(job.config.ray.requests_per_second)
     run = SystemRun(
         job, pool, schedule, deque(row for row in job.rows if row.doc_id not in job.collect), job.config.in_flight()
@@ -563,10 +578,9 @@ def _show_pace(run: SystemRun, progress: RunProgress) -> None:
 
 
 def _collect_job(run: SystemRun, row: Row, submitted: Submitted, pending: dict[Any, Call]) -> None:
-    """A job the vendor took: write its handle in the run folder, then collect it at once (the
-    document stays in flight; polling books no start). A kill from here on leaves the handle, and
-    `oeb resume` collects the job instead of buying it again."""
-    jobs.write(run.job.folder.url, row.doc_id, submitted.asking.to_json())
+    """A job the vendor took, its handle already in the run folder (the actor wrote it): collect it
+    at once (the document stays in flight; polling books no start). A kill from here on leaves the
+    handle, and `oeb resume` collects the job instead of buying it again."""
     run.handles.add(row.doc_id)
     run.call(pending, row, 0.0, submitted.asking)
 
@@ -601,7 +615,13 @@ def _ask_again(run: SystemRun, call: Call, death: Exception) -> str | None:
     run.died[doc_id] += 1
     if run.died[doc_id] >= ASKS_PER_DOCUMENT:
         return f"the actor answering {doc_id} died {run.died[doc_id]} times while answering it"
-    run.retries.add(call.row, call.asking)
+    asking = call.asking
+    if asking is None or asking.handle is None:  # it may have died just after writing a job's handle
+        written = jobs.read(run.job.folder.url, doc_id) if run.job.config.adapter.submits else None
+        if written is not None:
+            asking = written
+            run.handles.add(doc_id)
+    run.retries.add(call.row, asking)
     return None
 
 

@@ -112,10 +112,12 @@ class JobRun:
         return self.unwritten()
 
     def kill_with_jobs_in_flight(self, process: OebProcess, *, at_least: int = 1) -> None:
-        """SIGKILL `process` once `at_least` handles are written down, no record saved them yet, and no
-        submit is half done (every job the vendor took has its handle written)."""
-        wait(lambda: len(self.files("jobs")) >= at_least and not self.unwritten(), process)
-        assert self.kill(process) == set(), "a submit started between the check and the kill"
+        """SIGKILL `process` once `at_least` handles are written down and no submit is half done: the
+        vendor holds new submits, then every job it took has its handle written."""
+        wait(lambda: len(self.files("jobs")) >= at_least, process)
+        with self.vendor.held():
+            wait(lambda: not self.unwritten(), process)
+            assert self.kill(process) == set()
 
     def finish(self, process: OebProcess | None = None) -> None:
         """Let `process` (or a fresh resume) end, then resume until every document has its record."""
@@ -255,11 +257,15 @@ def _actor_processes() -> list[int]:
 def test_an_actor_killed_mid_poll_leaves_its_job_to_another_actor(
     job_run: Callable[..., JobRun], tmp_path: Path, ray_address: str
 ) -> None:
+    """Killed once jobs are in flight on both actors and every job the vendor took has its handle
+    written (new submits held meanwhile): the jobs it was polling are collected by its replacement,
+    not bought again."""
     run = job_run("reducto", str(tmp_path / "runs"), job_seconds=3.0, address=ray_address)
     process = run.start()
     wait(lambda: len(run.files("jobs")) >= 2 and len(_actor_processes()) >= 2, process)
-    victim = _actor_processes()[0]
-    os.kill(victim, signal.SIGKILL)
+    with run.vendor.held():
+        wait(lambda: not run.unwritten(), process)
+        os.kill(_actor_processes()[0], signal.SIGKILL)
     run.finish(process)
     run.check_every_answer()
 

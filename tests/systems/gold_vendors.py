@@ -10,20 +10,22 @@ allows is also seen from the vendor's side.
 
 The job vendors also play the job protocol's hard cases, for the crash tests: they count the jobs
 created per document (`created`: what a run paid for), can take `job_seconds` per job instead of
-one poll, can forget jobs (`forget`: their polls then answer 404) and can answer the next submits
-429 with a Retry-After (`throttle`).
+one poll, can forget jobs (`forget`: their polls then answer 404), can answer the next submits
+429 with a Retry-After (`throttle`) and can hold every new submit (`held`), so a test kills a run
+exactly when each job the vendor took has had time to be written down.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import itertools
 import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +90,9 @@ class GoldVendor:
         self.busy = self.peak = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._open = threading.Event()
+        self._open.set()
+        self._holds = 0
         self.install()
 
     def install(self) -> None:
@@ -132,8 +137,13 @@ class GoldVendor:
 
     def start(self, document: Document) -> str:
         """A job for `document`; it stays in the vendor's hands until its answer is served. A throttled
-        submit creates nothing and answers 429 with its Retry-After."""
+        submit creates nothing and answers 429 with its Retry-After; one that came while submits were
+        `held` creates nothing and answers 503."""
+        holds = self._holds
+        self._open.wait()
         with self._lock:
+            if self._holds != holds:
+                raise Refused(503, "held while its caller was killed")
             if self.throttled:
                 self.throttled -= 1
                 raise Refused(429, "too many requests", {"Retry-After": f"{self.retry_after:g}"})
@@ -177,6 +187,18 @@ class GoldVendor:
                 if job not in self.finished:
                     self.busy -= 1
             return {document.doc_id for document in gone.values()}
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold every submit that comes from now on (it waits, creating nothing); when the block ends,
+        those held create nothing and answer 503 (their caller was killed meanwhile)."""
+        self._open.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holds += 1
+            self._open.set()
 
     def throttle(self, submits: int, retry_after: float) -> None:
         """Answer the next `submits` submits 429 with `Retry-After: retry_after`."""
