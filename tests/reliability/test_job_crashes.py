@@ -190,7 +190,9 @@ def job_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
         fake.__exit__(None, None, None)
 
 
-@pytest.mark.parametrize("system", sorted(VENDORS))
+@pytest.mark.parametrize(
+    ("folder_url", "system"), [("local", "datalab"), ("local", "reducto"), ("s3", "reducto")], indirect=["folder_url"]
+)
 def test_a_run_killed_with_jobs_in_flight_resumes_without_buying_them_again(
     job_run: Callable[..., JobRun], folder_url: str, system: str
 ) -> None:

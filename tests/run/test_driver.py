@@ -19,6 +19,8 @@ from oeb.run import engine
 from oeb.run.config import init_tree, to_yaml
 from oeb.run.predict import Job, predict_jobs
 from oeb.run.progress import RunProgress
+from oeb.systems import RetryPolicy
+from oeb.systems.mock import Mock
 
 ROWS = len(open_dataset(SAMPLE_DATASET).rows)
 
@@ -103,7 +105,10 @@ def test_a_reuse_that_is_not_a_run_is_refused_before_anything(tmp_path: Path, ca
     assert not out.exists() and not (tmp_path / "calls.log").exists()
 
 
-def test_a_429_slows_the_system_and_the_progress_shows_the_pace(tmp_path: Path) -> None:
+def test_a_429_slows_the_system_and_the_progress_shows_the_pace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Mock, "retry", RetryPolicy(backoff=0.2, jitter=0.0))  # not 20, 60, 120 s
     config = _config(tmp_path, tmp_path / "calls.log", 20.0, rate_limit=0.3, retry_after=0.05)
     [plan] = engine.plan_runs([str(config)], str(tmp_path / "runs")).plans
     plan.folder.launch(plan.config.plain(), plan.settings)
