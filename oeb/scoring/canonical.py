@@ -82,17 +82,20 @@ _TYPOGRAPHY = str.maketrans(
     }
 )
 _BULLETS = frozenset("•‣◦▪▶∙●■")
-_NUMBER_DELETE = str.maketrans("", "", ",$%")
 _PLAIN_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _ZERO_PADDED = re.compile(r"-?0\d")
 _WHITESPACE = re.compile(r"\s+")
 _DASHES = re.compile(r"-+")
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 _PUNCTUATION = re.compile(r"[\s,\-.]")
-_BRACKETS_SLASH = str.maketrans("", "", "()/")
-_NUMBER_ROUTE_DELETE = str.maketrans("", "", ",$% ")
 _NUMBER_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-"})
 _PARENTHESISED = re.compile(r"\((.*)\)")
+# Lowercased ASCII text of letters, digits, spaces, commas and dashes, with a letter: no step of the
+# text folds applies to it but the one removing spaces, commas and dashes (no number, no dashes
+# alone, no decimal point, no footnote, bullet, quote, bracket or slash).
+_PLAIN_WORDS = re.compile(r"[a-z0-9 ,\-]*[a-z][a-z0-9 ,\-]*")
+# A date as `%Y-%m-%d` writes it, ASCII digits only: strptime's first format, without strptime.
+_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +225,8 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
     s = text.strip().lower()
     if trace is not None:
         trace.note("case: trim and lowercase", text, s)
+    elif _PLAIN_WORDS.fullmatch(s):
+        return s.replace(" ", "").replace(",", "").replace("-", "")
 
     if not s.isascii():  # ASCII text has nothing to decompose and no typography to replace
         before = s
@@ -251,7 +256,7 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
             trace.note("leading list bullet removed", s, s[1:])
         s = s[1:]
 
-    number = s.translate(_NUMBER_DELETE).strip()
+    number = s.replace(",", "").replace("$", "").replace("%", "").strip()
     if _PLAIN_NUMBER.fullmatch(number) and not _ZERO_PADDED.match(number):
         f = float(number)
         integral = int(f)  # raises OverflowError for a float that overflowed to infinity
@@ -276,7 +281,7 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
         trace.note("punctuation: whitespace, ',', '-' and '.' removed (one decimal point kept)", before, s)
 
     before = s
-    s = s.strip("'\"").translate(_BRACKETS_SLASH)
+    s = s.strip("'\"").replace("(", "").replace(")", "").replace("/", "")
     if trace is not None:
         trace.note("outer quotes stripped; '(', ')' and '/' removed", before, s)
     return s
@@ -291,6 +296,11 @@ def _number_route(text: str, trace: _Trace | None) -> str | None:
         return None
     exponent = number.as_tuple().exponent
     assert isinstance(exponent, int)
+    if exponent >= -7 and trace is None:
+        # No rounding (at most 7 fraction digits), and the text folds read the plain number as a
+        # float: the key is that float's, of the number itself.
+        f = float(number)
+        return str(int(f)) if f.is_integer() else repr(f)
     if exponent < 0:
         fraction = _fraction_digits(number)
         if fraction.strip("0"):
@@ -319,14 +329,18 @@ def _fraction_digits(number: Decimal) -> str:
 
 
 def _parse_decimal(text: str) -> Decimal | None:
-    """The number-text test: a decimal with a period, after signs and currency marks are read."""
+    """The number-text test: a decimal with a period, after signs and currency marks are read (no
+    step adds a period: text without one is no number)."""
+    if "." not in text:
+        return None
     t = text.strip()
     negative = False
     wrapped = _PARENTHESISED.fullmatch(t)  # like the reference's pattern, `.` stops at a line feed
     if wrapped:
         negative = True
         t = wrapped.group(1).strip()
-    t = t.translate(_NUMBER_SIGNS)
+    if not t.isascii():
+        t = t.translate(_NUMBER_SIGNS)
     if t.endswith("-"):
         negative = not negative
         t = t[:-1].strip()
@@ -334,7 +348,7 @@ def _parse_decimal(text: str) -> Decimal | None:
         if t[0] == "-":
             negative = not negative
         t = t[1:].strip()
-    t = t.translate(_NUMBER_ROUTE_DELETE)
+    t = t.replace(",", "").replace("$", "").replace("%", "").replace(" ", "")
     if "." not in t:
         return None
     try:
@@ -372,6 +386,12 @@ _MAYBE_DATE = _any_of(DATE_FORMATS + DATETIME_FORMATS)
 
 def _date_or_time_route(text: str, trace: _Trace | None) -> str | None:
     s = text.strip()
+    iso = _ISO_DATE.fullmatch(s)
+    if iso:
+        with contextlib.suppress(ValueError):  # not a day of the calendar: as strptime, try the rest
+            year, month, day = map(int, iso.groups())
+            datetime(year, month, day)
+            return _dated(text, DATE_PREFIX + s, DATE_FORMATS[0], trace)
     if len(s) > MAX_DATE_LENGTH or not any(ch.isdigit() for ch in s):
         return None
     if _MAYBE_DATE is not None and not _MAYBE_DATE.fullmatch(s):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oeb import canonical_key, explain_value
 from oeb.scoring import canonical
@@ -56,3 +59,30 @@ def test_the_cache_is_bounded_and_keys_stay_right(monkeypatch: pytest.MonkeyPatc
     keys = [canonical_key(v) for v in values * 2]
     assert keys == [explain_value(v).key for v in values * 2]
     assert all(len(table) <= 3 for table in canonical._KEYS.values())
+
+
+# Values the fast routes of canonical keys take, and values beside them that they must leave to the
+# full steps: words, codes, numbers written many ways (more than 7 fraction digits: rounded), dates.
+_TEXT = st.text(alphabet="aZk09 ,-.$%()/'\"[]\u2212\u2013\u212a\u00e9\u2022\t", max_size=12)
+_WORDS = st.text(alphabet="aZk09 ,-.\t", max_size=10)
+_NUMBERS = st.one_of(
+    st.from_regex(r"\(?\s*[-+]?\$?[0-9]{1,16}(,[0-9]{3})*\.[0-9]{0,12}\s*-?\)?", fullmatch=True),
+    st.decimals(allow_nan=False, allow_infinity=False).map(str),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(),
+)
+_ISO_DATES = st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99), st.sampled_from(["", " "])).map(
+    lambda d: f"{d[3]}{d[0]:04d}-{d[1]:02d}-{d[2]:02d}{d[3]}"
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(value=st.one_of(_TEXT, _WORDS, _NUMBERS, _ISO_DATES))
+def test_the_fast_routes_give_the_keys_of_the_full_steps(value: Any) -> None:
+    """Plain words, short decimals and ISO dates skip steps that cannot change them: the key is the
+    one the full steps give (the explanation runs them all; dates also without the ISO shortcut)."""
+    key = canonical._route(value, None)
+    assert key == explain_value(value).key
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical, "_ISO_DATE", re.compile(r"(?!)"))
+        assert canonical._route(value, None) == key
