@@ -108,6 +108,9 @@ class Dataset:
     location: str
     rows: tuple[Row, ...]
     _files: _Files = field(repr=False, compare=False)
+    _pages: dict[str, int | None] = field(default_factory=dict, repr=False, compare=False)
+    """Page counts already read, by doc_path: the plan's estimate and every system's grading of one
+    run share them, so each PDF is read once per run, not once per system."""
 
     def settings(self) -> dict[str, str]:
         """The settings.json keys naming the dataset: `dataset`, `manifest`, for the Hub `dataset_commit`."""
@@ -132,15 +135,16 @@ class Dataset:
 
     def page_counts(self, rows: Sequence[Row]) -> dict[str, int | None]:
         """Each row's PDF page count by doc_id, read in concurrent batches; None where it cannot be
-        known (no such file, not a `.pdf`, a PDF pypdf cannot read), so a broken document stops nothing."""
-        counts: dict[str, int | None] = {}
-        for start in range(0, len(rows), _PDF_BATCH):
-            batch = rows[start : start + _PDF_BATCH]
+        known (no such file, not a `.pdf`, a PDF pypdf cannot read), so a broken document stops nothing.
+        Each PDF is read once per opened dataset (a run's snapshot of it)."""
+        unread = [row for row in rows if row.doc_path not in self._pages]
+        for start in range(0, len(unread), _PDF_BATCH):
+            batch = unread[start : start + _PDF_BATCH]
             contents = self._files.read_many([row.doc_path for row in batch if row.doc_path.lower().endswith(".pdf")])
             for row in batch:
                 content = contents.get(row.doc_path)
-                counts[row.doc_id] = _pdf_pages(content) if isinstance(content, bytes) else None
-        return counts
+                self._pages[row.doc_path] = _pdf_pages(content) if isinstance(content, bytes) else None
+        return {row.doc_id: self._pages[row.doc_path] for row in rows}
 
     def missing_documents(self, rows: Sequence[Row] | None = None) -> tuple[Row, ...]:
         """The rows (all by default) whose document file does not exist; one listing of the dataset."""

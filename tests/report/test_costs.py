@@ -12,6 +12,7 @@ import pypdf
 import pytest
 from fixtures.datasets import publish
 
+import oeb.dataset
 from oeb import storage
 from oeb.cli import main
 from oeb.dataset import open_dataset
@@ -57,6 +58,25 @@ def test_a_page_count_is_unknown_never_an_error(dataset) -> None:
     assert counts == {name: None for name in names[:-1]} | {row.doc_path: _pages(folder / row.doc_path)}
 
 
+def test_each_pdf_is_read_once_however_many_systems_are_graded(dataset, monkeypatch) -> None:
+    """The plan's estimate and the grading of every system of a run share one opened dataset."""
+    opened = open_dataset(dataset)
+    parsed: list[bytes] = []
+    pdf_pages = oeb.dataset._pdf_pages
+
+    def counted(content: bytes) -> int | None:
+        parsed.append(content)
+        return pdf_pages(content)
+
+    monkeypatch.setattr(oeb.dataset, "_pdf_pages", counted)
+    first = opened.page_counts(opened.rows)
+    assert opened.page_counts(opened.rows) == first and opened.page_counts(opened.rows[:1]) == {
+        opened.rows[0].doc_id: first[opened.rows[0].doc_id]
+    }
+    pdfs = {row.doc_path for row in opened.rows if row.doc_path.lower().endswith(".pdf")}
+    assert len(parsed) == len(pdfs) > 1
+
+
 def test_grading_again_counts_only_documents_that_changed(make_run, dataset) -> None:
     url = make_run("perfect")
     opened = open_dataset(dataset)
@@ -65,7 +85,8 @@ def test_grading_again_counts_only_documents_that_changed(make_run, dataset) -> 
     inv_1.write_bytes(b"x" * inv_1.stat().st_size)  # same size: the count of the last grading stands
     pages.write(url, opened, opened.rows, records)
     assert storage.read_json(storage.join(url, *DOCUMENTS))["inv_1"]["pages"] == 3
-    inv_1.write_bytes(b"not a pdf")  # another size: counted again, and unknown now
+    inv_1.write_bytes(b"not a pdf")  # another size: counted again (by a new grading), and unknown now
+    opened = open_dataset(dataset)  # an opened dataset reads each PDF's pages once
     pages.write(url, opened, opened.rows, records)
     assert storage.read_json(storage.join(url, *DOCUMENTS))["inv_1"] == {
         "doc_path": "scans/Invoice #1.pdf",
