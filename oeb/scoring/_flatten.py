@@ -88,6 +88,7 @@ class Survey(NamedTuple):
 
 _SIDECAR_ENDINGS = tuple(suffix + "\0" for suffix in SIDECAR_SUFFIXES)
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_SCALAR_VALUES = frozenset((str, int, float, bool))  # scalars that state something unless blank
 
 
 def _has_sidecar_suffix(value: dict[Any, Any]) -> bool:
@@ -215,11 +216,18 @@ class _Flattening:
         visit = self.visit
         if isinstance(value, dict):
             children = here.children
+            default_rule = self.absent is states_nothing
             for key, item in value.items():
                 view = children.get(key) if type(key) is str else None
                 if view is None:
                     view = here.child(key)
-                visit(item, view, row)
+                if default_rule and type(item) in _SCALAR_VALUES and not view.open:
+                    # `visit` inline for a table's cells: under the default rule only blank text is absent
+                    if type(item) is not str or item.strip():
+                        self.values += 1
+                        row.leaves.append((view.relative, item, self.key_of(item)))
+                else:
+                    visit(item, view, row)
             return
         child_view = here.items()
         array = Array((*row.pattern, *here.relative))

@@ -96,6 +96,7 @@ _PARENTHESISED = re.compile(r"\((.*)\)")
 _PLAIN_WORDS = re.compile(r"[a-z0-9 ,\-]*[a-z][a-z0-9 ,\-]*")
 # A date as `%Y-%m-%d` writes it, ASCII digits only: strptime's first format, without strptime.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_ASCII_DIGIT = re.compile(r"[0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +167,13 @@ def explain_value(value: Any) -> Explanation:
 
 
 def _route(value: Any, trace: _Trace | None) -> str:
+    if type(value) is int and trace is None:
+        # No period (no number route), digits alone (no date format reads them), a plain number to
+        # the folds: its float's key; one too large for a float takes the full steps.
+        try:
+            return str(int(float(value)))
+        except OverflowError:
+            pass
     marker = _absent_marker(value)
     if marker is not None:
         if trace:
@@ -388,11 +396,14 @@ def _date_or_time_route(text: str, trace: _Trace | None) -> str | None:
     s = text.strip()
     iso = _ISO_DATE.fullmatch(s)
     if iso:
-        with contextlib.suppress(ValueError):  # not a day of the calendar: as strptime, try the rest
-            year, month, day = map(int, iso.groups())
+        year, month, day = map(int, iso.groups())
+        try:
             datetime(year, month, day)
+        except ValueError:  # not a day of the calendar: as strptime, try the other formats
+            pass
+        else:
             return _dated(text, DATE_PREFIX + s, DATE_FORMATS[0], trace)
-    if len(s) > MAX_DATE_LENGTH or not any(ch.isdigit() for ch in s):
+    if len(s) > MAX_DATE_LENGTH or not (_ASCII_DIGIT.search(s) if s.isascii() else any(ch.isdigit() for ch in s)):
         return None
     if _MAYBE_DATE is not None and not _MAYBE_DATE.fullmatch(s):
         return None
