@@ -174,6 +174,13 @@ def _route(value: Any, trace: _Trace | None) -> str:
             return str(int(float(value)))
         except OverflowError:
             pass
+    elif type(value) is float and trace is None:
+        # Written without an exponent and with at most 7 fraction digits: the number route keys it
+        # as its own float, unrounded (its text reads back as the same float).
+        text = repr(value)
+        point = text.find(".")
+        if point >= 0 and "e" not in text and len(text) - point <= 8:
+            return str(int(value)) if value.is_integer() else text
     marker = _absent_marker(value)
     if marker is not None:
         if trace:

@@ -69,6 +69,7 @@ _NUMBERS = st.one_of(
     st.from_regex(r"\(?\s*[-+]?\$?[0-9]{1,16}(,[0-9]{3})*\.[0-9]{0,12}\s*-?\)?", fullmatch=True),
     st.decimals(allow_nan=False, allow_infinity=False).map(str),
     st.floats(allow_nan=False, allow_infinity=False),
+    st.tuples(st.integers(-(10**12), 10**12), st.integers(0, 10)).map(lambda f: f[0] / 10 ** f[1]),
     st.integers(),
 )
 _ISO_DATES = st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99), st.sampled_from(["", " "])).map(
