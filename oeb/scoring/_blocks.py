@@ -140,7 +140,9 @@ class Block:
         """Every set of `near_columns` frequent columns: the fewest for which the pairs equal on all
         of some set stay few (a table of codes has no rare column, but few rows alike on all of them)."""
         chosen: list[tuple[int, ...]] = []
-        budget = NEAR_PAIRS_PER_ROW * (self.n + self.m)
+        # Rare columns already list the pairs most rows pair by: the more of them, the fewer near pairs
+        # are worth listing.
+        budget = NEAR_PAIRS_PER_ROW * (self.n + self.m) // (1 + len(self.rare))
         for size in range(len(self.frequent), 0, -1):
             subsets = list(combinations(self.frequent, size))
             if len(subsets) > NEAR_SUBSETS:

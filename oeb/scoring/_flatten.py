@@ -215,19 +215,22 @@ class _Flattening:
         """`value` is a non-empty object or array in `row`, read with the (not open) view `here`."""
         visit = self.visit
         if isinstance(value, dict):
-            children = here.children
+            children, leaves, key_of = here.children, row.leaves, self.key_of
             default_rule = self.absent is states_nothing
+            added = 0
             for key, item in value.items():
                 view = children.get(key) if type(key) is str else None
                 if view is None:
                     view = here.child(key)
-                if default_rule and type(item) in _SCALAR_VALUES and not view.open:
+                kind = type(item)
+                if kind in _SCALAR_VALUES and default_rule and not view.open:
                     # `visit` inline for a table's cells: under the default rule only blank text is absent
-                    if type(item) is not str or item.strip():
-                        self.values += 1
-                        row.leaves.append((view.relative, item, self.key_of(item)))
+                    if kind is not str or item.strip():
+                        added += 1
+                        leaves.append((view.relative, item, key_of(item)))
                 else:
                     visit(item, view, row)
+            self.values += added
             return
         child_view = here.items()
         array = Array((*row.pattern, *here.relative))

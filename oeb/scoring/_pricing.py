@@ -85,11 +85,13 @@ class Pricing:
         """The key the reference sorts items by: named values as text, then nested content keys."""
         if item._content is None:
             named, nested = self.priced(item)
-            nested_keys = [
-                (self._as_text(path), sorted(map(self.content_key, items))) for path, items in nested.items()
-            ]
-            item._content = (self._sorted_named(named), sorted(nested_keys) if len(nested_keys) > 1 else nested_keys)
+            item._content = (self._sorted_named(named), self._nested_key(nested))
         return item._content
+
+    def _nested_key(self, nested: dict[Path, list[Item]]) -> list[tuple[TextPath, list[tuple[Any, ...]]]]:
+        """The second part of a content key: each nested array's path as text and its items' keys, sorted."""
+        found = [(self._as_text(path), sorted(map(self.content_key, items))) for path, items in nested.items()]
+        return sorted(found) if len(found) > 1 else found
 
     def _sorted_named(self, named: Named) -> list[tuple[TextPath, str]]:
         """`sorted((text of suffix, key) ...)`: the items of a table share their paths, so the order
@@ -114,22 +116,27 @@ class Pricing:
 
     def in_content_order(self, items: list[Item]) -> list[Item]:
         """The items sorted by content key, as the reference takes them. When all hold the same paths
-        (in the same order) and no nested array, as a table's rows mostly do, their content keys
-        differ only in their keys: sorting by the keys, taken in the paths' order, gives the same
-        order without building the content keys."""
+        (in the same order), as a table's rows mostly do, the named parts of their content keys
+        differ only in their keys: sorting by the keys, taken in the paths' order, then by the
+        nested part (empty for items without nested arrays) gives the same order without building
+        the named parts."""
         if not items:
             return []
         priced = [self.priced(item) for item in items]
         shape = tuple(priced[0][0])
         order = self._order(shape)
-        if order is None or not all(not nested and tuple(named) == shape for named, nested in priced):
+        if order is None or not all(tuple(named) == shape for named, _ in priced):
             return sorted(items, key=self.content_key)
         keys: list[Any]
-        if len(order) < 2:  # one key each (a list of one), or none: all equal, the order kept
+        if len(order) < 2:  # one key each (a list of one), or none: all equal
             keys = [list(named.values()) for named, _ in priced]
         else:
             pick = itemgetter(*(k for _, k in order))
             keys = [pick(list(named.values())) for named, _ in priced]
+        if any(nested for _, nested in priced):
+            keys = [
+                (key, self._nested_key(nested) if nested else []) for key, (_, nested) in zip(keys, priced, strict=True)
+            ]
         return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
 
     def _as_text(self, path: Path) -> TextPath:
