@@ -97,6 +97,9 @@ _PLAIN_WORDS = re.compile(r"[a-z0-9 ,\-]*[a-z][a-z0-9 ,\-]*")
 # A date as `%Y-%m-%d` writes it, ASCII digits only: strptime's first format, without strptime.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _ASCII_DIGIT = re.compile(r"[0-9]")
+# A decimal as tables write amounts (a sign, a dollar, thousands commas, at most 7 fraction digits),
+# which the number route reads without rounding.
+_SHORT_DECIMAL = re.compile(r"(-?)\$?([0-9][0-9,]{0,18}\.[0-9]{1,7})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +309,11 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
 
 
 def _number_route(text: str, trace: _Trace | None) -> str | None:
+    if trace is None:
+        plain = _SHORT_DECIMAL.fullmatch(text)
+        if plain:  # what `_parse_decimal` reads, at most 7 fraction digits: keyed as below, at once
+            f = float(plain[1] + plain[2].replace(",", ""))
+            return str(int(f)) if f.is_integer() else repr(f)
     number = _parse_decimal(text)
     if number is None:
         return None
