@@ -310,9 +310,9 @@ def _fold_steps(text: str, trace: _Trace | None) -> str:
 
 def _number_route(text: str, trace: _Trace | None) -> str | None:
     if trace is None:
-        plain = _SHORT_DECIMAL.fullmatch(text)
-        if plain:  # what `_parse_decimal` reads, at most 7 fraction digits: keyed as below, at once
-            f = float(plain[1] + plain[2].replace(",", ""))
+        written = _SHORT_DECIMAL.fullmatch(text)
+        if written:  # what `_parse_decimal` reads, at most 7 fraction digits: keyed as below, at once
+            f = float(written[1] + written[2].replace(",", ""))
             return str(int(f)) if f.is_integer() else repr(f)
     number = _parse_decimal(text)
     if number is None:
