@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
-from itertools import combinations
+from itertools import accumulate, combinations
 
 import numpy as np
 
@@ -147,7 +147,8 @@ class Block:
             subsets = list(combinations(self.frequent, size))
             if len(subsets) > NEAR_SUBSETS:
                 break
-            if sum(_join_size(self.p_codes[list(s)], self.g_codes[list(s)]) for s in subsets) > budget:
+            sizes = accumulate(_join_size(self.p_codes[list(s)], self.g_codes[list(s)]) for s in subsets)
+            if any(total > budget for total in sizes):  # stops at the first set past the budget
                 break
             chosen = subsets
         return chosen
