@@ -86,13 +86,14 @@ class _Solver:
     def __init__(self, rows: _Rows) -> None:
         self.rows = rows
         self.nc = rows.m
-        # Lists where only single entries are read (faster in plain Python); v both ways, as rows
-        # priced in full read all of it.
+        # Lists where only single entries are read (faster in plain Python); v and row4col both ways,
+        # as rows priced in full read all of v and the tied columns many entries of row4col.
         self.u = [0.0] * rows.n
         self.v = np.zeros(rows.m, dtype=np.float64)
         self.v_list = [0.0] * rows.m
         self.col4row = [-1] * rows.n
         self.row4col = np.full(rows.m, -1, dtype=np.int64)
+        self.row4col_list = [-1] * rows.m
 
     def search(self, current: int) -> set[int]:
         """Find and apply row `current`'s shortest augmenting path; or, changing nothing, return the
@@ -107,7 +108,7 @@ class _Solver:
         cols, costs, floor = self.rows.row[current]
         if not cols:
             return False
-        v, row4col = self.v_list, self.row4col
+        v, row4col = self.v_list, self.row4col_list
         r = [cost - v[j] for j, cost in zip(cols, costs, strict=True)]
         lowest = min(r)
         if not floor > lowest:
@@ -118,7 +119,8 @@ class _Solver:
         if row4col[j] != -1:
             return False
         self.u[current] += lowest
-        self.row4col[j], self.col4row[current] = current, j
+        self.row4col[j] = self.row4col_list[j] = current
+        self.col4row[current] = j
         return True
 
 
@@ -163,7 +165,7 @@ class _Search:
 
     def run(self) -> set[int]:
         solver = self.solver
-        row4col, row_of = solver.row4col, solver.rows.row
+        row4col, row_of = solver.row4col_list, solver.rows.row
         spc, position, at, columns_seen, taken_at = self.spc, self.position, self.at, self.columns_seen, self.taken_at
         remaining = self.nc  # columns still in the list
         min_val = 0.0
@@ -188,7 +190,7 @@ class _Search:
             at[here], position[last] = last, here
             if last != j and spc[last] == self.level:
                 heapq.heappush(self.tied_moved, (int(here), int(last)))
-            i = int(row4col[j])
+            i = row4col[j]
             if i == -1:
                 self._apply(j, min_val)
                 return set()
@@ -212,7 +214,7 @@ class _Search:
         """Column j, just lowered to r, joins the tied columns at `level` (alone if r is below them)."""
         if r < level:
             self.level, self.tied, self.next_tied, self.tied_moved, self.tied_free = r, [], -1, [], []
-        if self.solver.row4col[j] == -1:
+        if self.solver.row4col_list[j] == -1:
             self.tied_free.append(j)
         else:
             heapq.heappush(self.tied_moved, (int(self.position[j]), j))
@@ -290,7 +292,7 @@ class _Search:
         j = sink
         while True:
             i = int(self.path[j])
-            solver.row4col[j] = i
+            solver.row4col[j] = solver.row4col_list[j] = i
             solver.col4row[i], j = j, solver.col4row[i]
             if i == self.current:
                 return
