@@ -94,7 +94,9 @@ _PARENTHESISED = re.compile(r"\((.*)\)")
 # text folds applies to it but the one removing spaces, commas and dashes (no number, no dashes
 # alone, no decimal point, no footnote, bullet, quote, bracket or slash).
 _PLAIN_WORDS = re.compile(r"[a-z0-9 ,\-]*[a-z][a-z0-9 ,\-]*")
-# A date as `%Y-%m-%d` writes it, ASCII digits only: strptime's first format, without strptime.
+# A date as `%Y-%m-%d` writes it, ASCII digits only: strptime's first format, without strptime. No
+# other format reads such text (each needs a slash, a period, a month's name, a time, or another
+# order of digits), so one that is no day of the calendar is no date at all.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _ASCII_DIGIT = re.compile(r"[0-9]")
 # A decimal as tables write amounts (a sign, a dollar, thousands commas, at most 7 fraction digits),
@@ -414,10 +416,9 @@ def _date_or_time_route(text: str, trace: _Trace | None) -> str | None:
         year, month, day = map(int, iso.groups())
         try:
             datetime(year, month, day)
-        except ValueError:  # not a day of the calendar: as strptime, try the other formats
-            pass
-        else:
-            return _dated(text, DATE_PREFIX + s, DATE_FORMATS[0], trace)
+        except ValueError:  # not a day of the calendar: no other format reads four, two and two digits
+            return None
+        return _dated(text, DATE_PREFIX + s, DATE_FORMATS[0], trace)
     if len(s) > MAX_DATE_LENGTH or not (_ASCII_DIGIT.search(s) if s.isascii() else any(ch.isdigit() for ch in s)):
         return None
     if _MAYBE_DATE is not None and not _MAYBE_DATE.fullmatch(s):
