@@ -13,7 +13,8 @@ as a `Retry`: the driver keeps it, holding no slot of the system's in-flight cap
 is over, then books its start from the same schedule (before any fresh document) and gives it to
 any actor of that system, so retries count against the rate limit too. The time budget (counted
 from the first attempt) and the retry policy stay the systems layer's. The driver is the only
-writer of records, and keeps a record only until it is saved. A `RunStopped` of one system
+writer of records, and keeps a record only until it is saved; the writes themselves run on threads
+of their own (`Saver`), so the loop never waits on a disk or an object store. A `RunStopped` of one system
 (a 402, a refused key) ends that system after its calls already in flight are collected and saved
 (they are paid for); its documents waiting for a retry are left unasked, with no record, for a
 resume; the other systems go on. Ctrl-C abandons every call in flight and keeps what was saved.
@@ -35,6 +36,7 @@ import heapq
 import itertools
 import math
 import os
+import queue
 import threading
 import time
 from collections import Counter, deque
@@ -72,6 +74,8 @@ class SystemActor:
     ) -> None:
         self.adapter = get(system, options)
         self.dataset = dataset
+        self.rows = {row.doc_id: row for row in dataset.rows}
+        """The dataset's rows by doc_id: a call names its document, it does not carry its schema."""
         self.folder_url = folder_url
         """The run folder, whose jobs/ holds the handles of the jobs this actor submits."""
         self.node = node or _ray().get_runtime_context().get_node_id()
@@ -82,13 +86,14 @@ class SystemActor:
         which Ray writes to its logs in plain text."""
         os.environ.update(env)
 
-    def predict(self, row: Row, timeout: float, delay: float, asking: Asking | None = None) -> dict[str, Any]:
+    def predict(self, doc_id: str, timeout: float, delay: float, asking: Asking | None = None) -> dict[str, Any]:
         """One step at the document: its record, a `Retry` for the driver to book, a `Submitted` job to
         write down and collect, or the reason the system must stop (with the record to keep, if any),
         and the node that asked. The step starts `delay` seconds after the call arrived (its booked
         start); `asking` carries earlier attempts (and a job's handle to collect). A submitted job's
         handle is written into the run folder before this returns: a death from then on loses no job."""
         arrived = time.monotonic()
+        row = self.rows[doc_id]
         gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
         time.sleep(max(0.0, delay - (time.monotonic() - arrived)))
@@ -184,7 +189,7 @@ class Pool:
     def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
         """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
         index, actor = self.slot()
-        return actor.predict.remote(row, self.config.timeout, delay, asking), index, actor
+        return actor.predict.remote(row.doc_id, self.config.timeout, delay, asking), index, actor
 
     def replace(self, index: int, death: Exception) -> None:
         """A new actor in the dead one's place: on its node while the node lives, else on the alive
@@ -229,7 +234,7 @@ class LocalPool(Pool):
 
         def call() -> None:
             try:
-                future.set_result(actor.predict(row, self.config.timeout, delay, asking))
+                future.set_result(actor.predict(row.doc_id, self.config.timeout, delay, asking))
             except BaseException as bug:  # a bug in an adapter: raised by the driver when it takes the result
                 future.set_exception(bug)
 
@@ -495,27 +500,80 @@ def _start(calls: Calls, job: Job, started: list[SystemRun]) -> SystemRun:
     return run
 
 
+class Saver:
+    """Saves records on threads of their own: each save is two atomic writes with an fsync (or two
+    PUTs) and a job handle's removal, and on the driver loop they held up every system's next start
+    (in a ten-system run they were most of the loop's time). A document's files keep their order on
+    one thread (prediction, record, then its handle removed); the loop takes the finished saves
+    (`finished`) to count, show and grade them. Closing waits for the saves queued: paid answers."""
+
+    THREADS = 2
+
+    def __init__(self) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS, thread_name_prefix="oeb-save")
+        self._done: queue.SimpleQueue[tuple[SystemRun, Row, dict[str, Any], BaseException | None]]
+        self._done = queue.SimpleQueue()
+        self.pending = 0
+
+    def save(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
+        """Queue the document's record (and, with `handle`, its job handle's removal after it)."""
+        self.pending += 1
+        self._pool.submit(self._write, run, row, record, handle)
+
+    def _write(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
+        error = None
+        try:
+            run.job.folder.save(row.doc_id, record)
+            if handle:
+                jobs.remove(run.job.folder.url, row.doc_id)
+        except BaseException as failure:  # raised by the loop when it takes this save
+            error = failure
+        self._done.put((run, row, record, error))
+
+    def finished(self, timeout: float = 0.0) -> list[tuple[SystemRun, Row, dict[str, Any]]]:
+        """The saves done since the last call (waiting up to `timeout` seconds for one); raises a
+        save's failure (a storage error, a lost lock), which ends the run as it always did."""
+        done: list[tuple[SystemRun, Row, dict[str, Any], BaseException | None]] = []
+        try:
+            while True:
+                done.append(self._done.get(timeout=timeout) if timeout > 0 and not done else self._done.get_nowait())
+        except queue.Empty:
+            pass
+        self.pending -= len(done)
+        for _, _, _, error in done:
+            if error is not None:
+                raise error
+        return [(run, row, record) for run, row, record, _ in done]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
 def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: Saved | None) -> None:
-    """The one driver loop: each system submits what it may, then one wait over every call in flight."""
+    """The one driver loop: each system submits what it may, then one wait over every call in flight,
+    then the saves that finished meanwhile are counted, shown and graded."""
     pending: dict[Any, Call] = {}
-    while any(run.busy() for run in runs):
-        for run in runs:
-            run.fill(pending)
-            progress.in_flight(run.job.label, run.in_flight)
-            _show_pace(run, progress)
-        wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
-        if not pending:
-            time.sleep(wait)
-            continue
-        for ref in calls.wait(list(pending), wait):
-            _collect(calls, pending.pop(ref), ref, pending, progress, on_saved)
+    saver = Saver()
+    try:
+        while any(run.busy() for run in runs) or saver.pending:
+            for run in runs:
+                run.fill(pending)
+                progress.in_flight(run.job.label, run.in_flight)
+                _show_pace(run, progress)
+            wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
+            if pending:
+                for ref in calls.wait(list(pending), wait):
+                    _collect(calls, pending.pop(ref), ref, pending, progress, saver)
+                wait = 0.0
+            for run, row, record in saver.finished(wait):
+                _saved(run, row, record, progress, on_saved)
+    finally:
+        saver.close()
     for run in runs:
         progress.in_flight(run.job.label, 0)
 
 
-def _collect(
-    calls: Calls, call: Call, ref: Any, pending: dict[Any, Call], progress: RunProgress, on_saved: Saved | None
-) -> None:
+def _collect(calls: Calls, call: Call, ref: Any, pending: dict[Any, Call], progress: RunProgress, saver: Saver) -> None:
     """Take one call's outcome: save its record, keep its retry, or note why its system stops."""
     run, row = call.system, call.row
     run.in_flight -= 1
@@ -539,22 +597,18 @@ def _collect(
         if (submitted := outcome["submitted"]) is not None:
             _collect_job(run, row, submitted, pending)
         if (record := outcome["record"]) is not None:
-            _save(run, row, record, progress, on_saved)
+            _save(run, row, record, progress, saver)
         run.stop = run.stop or outcome["stop"]
     if (run.stop or run.bug) and (run.queue or run.retries):
         run.halt()
         progress.note(run.job.label, f"stopped: {run.stop or 'a bug'}; collecting the {run.in_flight} in flight")
 
 
-def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:
-    """Save a document's record (then forget its job handle), count its cost, show it, grade it."""
-    folder = run.job.folder
-    folder.save(row.doc_id, record)
-    if row.doc_id in run.handles:
-        jobs.remove(folder.url, row.doc_id)
-        run.handles.discard(row.doc_id)
-    run.done += 1
-    progress.saved(run.job.label, row.doc_id, record)
+def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, saver: Saver) -> None:
+    """Queue a document's record to be saved (then its job handle forgotten), and count its cost at
+    once: the budget decides the next start before the save is done."""
+    saver.save(run, row, record, row.doc_id in run.handles)
+    run.handles.discard(row.doc_id)
     spending = run.job.spending
     if spending is not None:
         spending.add(record)
@@ -565,6 +619,12 @@ def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgres
             progress.note(
                 run.job.label, f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
             )
+
+
+def _saved(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:
+    """A document whose record is saved: count it, show it, grade it."""
+    run.done += 1
+    progress.saved(run.job.label, row.doc_id, record)
     if on_saved is not None:
         on_saved(run.job, row.doc_id, record)
 
