@@ -60,16 +60,21 @@ def code_tables(draw: st.DrawFn) -> tuple[list[dict], list[dict]]:
     return (pred, gold) if pred else (gold, gold)
 
 
+def listed_at(budget: int, block: Block) -> Block:
+    """The block with its pairs listed (and its bounds set) at this budget of near pairs per row."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", budget)
+        block.bounds  # noqa: B018 - made and kept now, at this budget, with the listing it rests on
+    return block
+
+
 @settings(max_examples=200, deadline=None)
 @given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_every_unlisted_pair_weighs_at_most_its_rows_bound(
     tables: tuple[list[dict], list[dict]], budget: int, scale: int
 ) -> None:
-    pred, gold = tables
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", budget)
-        block = Block(Columns(pred, gold), scale)
-        i, j = block.rare_pairs
+    block = listed_at(budget, Block(Columns(*tables), scale))
+    i, j = block.rare_pairs
     weights = block.row_codes(np.arange(block.n))
     weights = np.where(weights > len(block.p_codes), block.code_values[weights], 0)
     unlisted = np.ones_like(weights, dtype=bool)
@@ -83,29 +88,23 @@ def test_the_dense_port_returns_scipys_pairs(
     tables: tuple[list[dict], list[dict]], budget: int, scale: int, nested: int, seed: int
 ) -> None:
     rows, cols = sorted(tables, key=len)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", budget)
-        block = block_of(random.Random(seed), rows, cols, scale, nested)
-        assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(block.row_weights(np.arange(block.n)))
+    block = block_of(random.Random(seed), rows, cols, scale, nested)
+    listed_at(budget, block.flat)
+    assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(block.row_weights(np.arange(block.n)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_the_sparse_port_returns_scipys_pairs(tables: tuple[list[dict], list[dict]], budget: int, scale: int) -> None:
-    pred, gold = tables
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", budget)
-        assert sorted(sparse_pairing(Block(Columns(pred, gold), scale))) == scipy_pairs(pred, gold, scale)
+    block = listed_at(budget, Block(Columns(*tables), scale))
+    assert sorted(sparse_pairing(block)) == scipy_pairs(*tables, scale)
 
 
 @settings(max_examples=100, deadline=None)
 @given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_the_greedy_returns_the_rules_pairs(tables: tuple[list[dict], list[dict]], budget: int, scale: int) -> None:
-    pred, gold = tables
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_blocks, "NEAR_PAIRS_PER_ROW", budget)
-        block = PricedBlock(Block(Columns(pred, gold), scale), [])
-        assert _greedy_solver.greedy_pairing(block) == greedy_on_the_matrix(block.row_weights(np.arange(block.n)))
+    block = PricedBlock(listed_at(budget, Block(Columns(*tables), scale)), [])
+    assert _greedy_solver.greedy_pairing(block) == greedy_on_the_matrix(block.row_weights(np.arange(block.n)))
 
 
 def test_a_table_of_codes_is_solved_pricing_few_rows_in_full() -> None:
