@@ -198,11 +198,8 @@ def _join_size(p_codes: np.ndarray, g_codes: np.ndarray) -> int:
     p_codes = p_codes[:, (p_codes >= 0).all(axis=0)]
     g_codes = g_codes[:, (g_codes >= 0).all(axis=0)]
     keys = _row_keys(np.concatenate([p_codes, g_codes], axis=1))
-    ids = _distinct(keys)[1]
-    distinct = int(ids.max(initial=-1)) + 1
-    p_count = np.bincount(ids[: p_codes.shape[1]], minlength=distinct)
-    g_count = np.bincount(ids[p_codes.shape[1] :], minlength=distinct)
-    return int(p_count @ g_count)
+    p_keys, g_keys = keys[: p_codes.shape[1]], np.sort(keys[p_codes.shape[1] :])
+    return int((np.searchsorted(g_keys, p_keys, side="right") - np.searchsorted(g_keys, p_keys)).sum())
 
 
 def _row_keys(codes: np.ndarray) -> np.ndarray:
