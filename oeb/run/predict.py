@@ -4,20 +4,20 @@ the moment it comes back.
 
 Each actor holds one adapter (rebuilt from its name and options) and answers several documents at
 once on threads; a call reads its document, waits for its booked start, then makes one attempt
-(`oeb.systems.predict_attempt`). Each system keeps its own start schedule, in-flight cap, retries and
-stop (`SystemRun`); the driver waits on the calls of all of them at once (one `ray.wait`), so ten
-systems run side by side in one process and none waits for another. A job vendor's actor writes the
-job's handle into the run folder the moment the vendor answers (`oeb.run.jobs`), then the driver
-has another call collect it. A transient failure comes back
-as a `Retry`: the driver keeps it, holding no slot of the system's in-flight cap, until its back-off
-is over, then books its start from the same schedule (before any fresh document) and gives it to
-any actor of that system, so retries count against the rate limit too. The time budget (counted
-from the first attempt) and the retry policy stay the systems layer's. The driver is the only
-writer of records, and keeps a record only until it is saved; the writes themselves run on threads
-of their own (`Saver`), so the loop never waits on a disk or an object store. A `RunStopped` of one system
-(a 402, a refused key) ends that system after its calls already in flight are collected and saved
-(they are paid for); its documents waiting for a retry are left unasked, with no record, for a
-resume; the other systems go on. Ctrl-C abandons every call in flight and keeps what was saved.
+(`oeb.systems.predict_attempt`). Each system keeps its own start schedule, in-flight cap, retries
+and stop (`SystemRun`); the driver waits on the calls of all of them at once (one `ray.wait`), so
+ten systems run side by side in one process and none waits for another. A job vendor's actor writes
+the job's handle into the run folder the moment the vendor answers (`oeb.run.jobs`), then collects
+the job in the same call. A transient failure comes back as a `Retry`: the driver keeps it, holding
+no slot of the system's in-flight cap, until its back-off is over, then books its start from the
+same schedule (before any fresh document) and gives it to any actor of that system, so retries count
+against the rate limit too. The time budget (counted from the first attempt) and the retry policy
+stay the systems layer's. The driver is the only writer of records, and keeps a record only until it
+is saved; the writes themselves run on threads of their own (`Saver`), so the loop never waits on a
+disk or an object store. A `RunStopped` of one system (a 402, a refused key) ends that system after
+its calls already in flight are collected and saved (they are paid for); its documents waiting for a
+retry are left unasked, with no record, for a resume; the other systems go on. Ctrl-C abandons every
+call in flight and keeps what was saved.
 
 An actor that dies (its process killed, its node lost) is replaced, and the documents it was
 answering are asked again (a retry with its earlier attempts, in the same budget): they have no
@@ -87,24 +87,26 @@ class SystemActor:
         os.environ.update(env)
 
     def predict(self, doc_id: str, timeout: float, delay: float, asking: Asking | None = None) -> dict[str, Any]:
-        """One step at the document: its record, a `Retry` for the driver to book, a `Submitted` job to
-        write down and collect, or the reason the system must stop (with the record to keep, if any),
-        and the node that asked. The step starts `delay` seconds after the call arrived (its booked
-        start); `asking` carries earlier attempts (and a job's handle to collect). A submitted job's
-        handle is written into the run folder before this returns: a death from then on loses no job."""
+        """One step at the document: its record, a `Retry` for the driver to book, or the reason the
+        system must stop (with the record to keep, if any), and the node that asked. The step starts
+        `delay` seconds after the call arrived (its booked start); `asking` carries earlier attempts
+        (and a job's handle to collect). A job the vendor takes has its handle written into the run
+        folder at once (`handle` says so: the driver removes it once the record is saved), then is
+        collected in the same call: a death from then on loses no job."""
         arrived = time.monotonic()
         row = self.rows[doc_id]
         gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
         time.sleep(max(0.0, delay - (time.monotonic() - arrived)))
-        outcome: dict[str, Any] = {"record": None, "retry": None, "submitted": None, "stop": None}
-        outcome |= {"node": self.node, "started": time.monotonic()}
+        outcome: dict[str, Any] = {"record": None, "retry": None, "handle": asking is not None and bool(asking.handle)}
+        outcome |= {"stop": None, "node": self.node, "started": time.monotonic()}
         try:
             answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking)
-            key = "retry" if isinstance(answer, Retry) else "submitted" if isinstance(answer, Submitted) else "record"
-            if isinstance(answer, Submitted):
+            while isinstance(answer, Submitted):  # again only for a job the vendor lost, at most once
                 jobs.write(self.folder_url, row.doc_id, answer.asking.to_json())
-            outcome[key] = answer
+                outcome["handle"] = True
+                answer = predict_attempt(self.adapter, question, timeout=timeout, asking=answer.asking)
+            outcome["retry" if isinstance(answer, Retry) else "record"] = answer
         except ReadCrashed as crash:
             outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
         except RunStopped as stop:
@@ -563,7 +565,7 @@ def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: 
             wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
             if pending:
                 for ref in calls.wait(list(pending), wait):
-                    _collect(calls, pending.pop(ref), ref, pending, progress, saver)
+                    _collect(calls, pending.pop(ref), ref, progress, saver)
                 wait = 0.0
             for run, row, record in saver.finished(wait):
                 _saved(run, row, record, progress, on_saved)
@@ -573,7 +575,7 @@ def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: 
         progress.in_flight(run.job.label, 0)
 
 
-def _collect(calls: Calls, call: Call, ref: Any, pending: dict[Any, Call], progress: RunProgress, saver: Saver) -> None:
+def _collect(calls: Calls, call: Call, ref: Any, progress: RunProgress, saver: Saver) -> None:
     """Take one call's outcome: save its record, keep its retry, or note why its system stops."""
     run, row = call.system, call.row
     run.in_flight -= 1
@@ -594,8 +596,8 @@ def _collect(calls: Calls, call: Call, ref: Any, pending: dict[Any, Call], progr
                 run.schedule.throttled(retry.retry_after)
                 progress.throttled(run.job.label)
                 _show_pace(run, progress)
-        if (submitted := outcome["submitted"]) is not None:
-            _collect_job(run, row, submitted, pending)
+        if outcome["handle"]:
+            run.handles.add(row.doc_id)  # written by the actor: removed once the record is saved
         if (record := outcome["record"]) is not None:
             _save(run, row, record, progress, saver)
         run.stop = run.stop or outcome["stop"]
@@ -635,14 +637,6 @@ def _show_pace(run: SystemRun, progress: RunProgress) -> None:
     if pace != run.shown_pace:
         run.shown_pace = pace
         progress.pace(run.job.label, pace, run.schedule.limit)
-
-
-def _collect_job(run: SystemRun, row: Row, submitted: Submitted, pending: dict[Any, Call]) -> None:
-    """A job the vendor took, its handle already in the run folder (the actor wrote it): collect it
-    at once (the document stays in flight; polling books no start). A kill from here on leaves the
-    handle, and `oeb resume` collects the job instead of buying it again."""
-    run.handles.add(row.doc_id)
-    run.call(pending, row, 0.0, submitted.asking)
 
 
 def _stopped(run: SystemRun) -> OebError | None:
