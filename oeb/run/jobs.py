@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from oeb import _json, storage
-from oeb.errors import OebError
+from oeb.errors import OebError, StorageNotFoundError
 from oeb.systems import Asking
 
 FOLDER = "jobs"
@@ -39,11 +39,10 @@ def remove(folder_url: str, doc_id: str) -> None:
 def read(folder_url: str, doc_id: str) -> Asking | None:
     """The document's written-down job, if any (an actor that died after writing it could not say
     so); a file that cannot be read gives a fresh asking recorded as resubmitted (`Asking.unreadable`)."""
-    url = _url(folder_url, doc_id)
-    if not storage.exists(url):
-        return None
     try:
-        content = storage.read_bytes(url)
+        content = storage.read_bytes(_url(folder_url, doc_id))
+    except StorageNotFoundError:
+        return None
     except OebError as error:
         return Asking.unreadable(str(error))
     saved = _parse(f"{FOLDER}/{doc_id}{SUFFIX}", content)

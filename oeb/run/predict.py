@@ -537,8 +537,9 @@ class Saver:
         save's failure (a storage error, a lost lock), which ends the run as it always did."""
         done: list[tuple[SystemRun, Row, dict[str, Any], BaseException | None]] = []
         try:
+            done.append(self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait())
             while True:
-                done.append(self._done.get(timeout=timeout) if timeout > 0 and not done else self._done.get_nowait())
+                done.append(self._done.get_nowait())
         except queue.Empty:
             pass
         self.pending -= len(done)
