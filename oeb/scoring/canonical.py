@@ -185,7 +185,7 @@ def _route(value: Any, trace: _Trace | None) -> str:
         text = repr(value)
         point = text.find(".")
         if point >= 0 and "e" not in text and len(text) - point <= 8:
-            return str(int(value)) if value.is_integer() else text
+            return _float_key(value)
     marker = _absent_marker(value)
     if marker is not None:
         if trace:
@@ -314,8 +314,7 @@ def _number_route(text: str, trace: _Trace | None) -> str | None:
     if trace is None:
         written = _SHORT_DECIMAL.fullmatch(text)
         if written:  # what `_parse_decimal` reads, at most 7 fraction digits: keyed as below, at once
-            f = float(written[1] + written[2].replace(",", ""))
-            return str(int(f)) if f.is_integer() else repr(f)
+            return _float_key(float(written[1] + written[2].replace(",", "")))
     number = _parse_decimal(text)
     if number is None:
         return None
@@ -324,8 +323,7 @@ def _number_route(text: str, trace: _Trace | None) -> str | None:
     if exponent >= -7 and trace is None:
         # No rounding (at most 7 fraction digits), and the text folds read the plain number as a
         # float: the key is that float's, of the number itself.
-        f = float(number)
-        return str(int(f)) if f.is_integer() else repr(f)
+        return _float_key(float(number))
     if exponent < 0:
         fraction = _fraction_digits(number)
         if fraction.strip("0"):
@@ -343,6 +341,11 @@ def _number_route(text: str, trace: _Trace | None) -> str | None:
         trace.route = "number"
         trace.note("number: signs, parentheses, ',', '$', '%' read; fraction rounded to 7 digits", text, plain)
     return _fold(plain, trace)
+
+
+def _float_key(f: float) -> str:
+    """The key of a number read without rounding: its float, written without a needless `.0`."""
+    return str(int(f)) if f.is_integer() else repr(f)
 
 
 def _fraction_digits(number: Decimal) -> str:
