@@ -19,11 +19,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Score every selected document of a run folder against its gold (documents whose prediction, "
             "gold, schema and scorer did not change come from the cache) and write field_matching/. A "
             "folder without settings.json is graded over the whole manifest. Small jobs grade in this process; "
-            "larger ones on a local Ray, or on the Ray named by --address or OEB_RAY_ADDRESS (docs/grading.md)."
+            "larger ones on a local Ray, or on the Ray named by --address or OEB_RAY_ADDRESS, on warm workers "
+            "that stay for the next command (docs/grading.md)."
         ),
     )
     parser.add_argument(
-        "folder", help="the folder holding predictions/<id>.json, or a prefix of run folders (local or s3://)"
+        "folder",
+        nargs="?",
+        help="the folder holding predictions/<id>.json, or a prefix of run folders (local or s3://)",
     )
     parser.add_argument(
         "--partial", action="store_true", help="count documents never predicted as failed instead of refusing"
@@ -35,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ADDRESS",
         help="grade on the Ray at this address: auto (the one running here), host:port, ray://host:port, or local "
         "(a private local Ray); default: OEB_RAY_ADDRESS, else without Ray for a small job and a local Ray otherwise",
+    )
+    parser.add_argument(
+        "--stop-workers",
+        action="store_true",
+        help="remove oeb's warm grading workers from the Ray named by --address or OEB_RAY_ADDRESS, then exit "
+        "(they otherwise leave after OEB_WARM_MINUTES idle, default 30)",
     )
     add_force_unlock(parser)
     parser.add_argument(
@@ -49,6 +58,13 @@ def run(args: argparse.Namespace) -> int:
     from oeb.run.regrade import grade_folder, is_prefix_of_runs
 
     log_to_stderr()
+    if args.stop_workers:
+        from oeb.run.workers import stop
+
+        stop(args.address)
+        return 0
+    if args.folder is None:
+        raise UsageError("give the folder to grade (or --stop-workers to remove the warm grading workers)")
     if args.out is not None or is_prefix_of_runs(args.folder):
         return _regrade(args)
     graded = grade_folder(

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from oeb.errors import RayUnavailable
+from oeb.errors import RayUnavailable, UsageError
 
 if TYPE_CHECKING:  # Ray is imported only when a command uses it (importing it costs about 2 s)
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -48,6 +48,9 @@ SMALL_WORK = 16 << 20
 """...and, when the bytes to score are known beforehand (`oeb grade`), of at most this many: about
 40 s of scoring on one core, which two cores of a local Ray do not finish sooner counting its 18-27 s
 of start-up and shutdown."""
+WARM_VARIABLE = "OEB_WARM_MINUTES"
+"""Minutes a warm grading worker waits for its next call before it removes itself; 0: none."""
+WARM_MINUTES = 30.0
 _AUTH_MODE = "RAY_AUTH_MODE"
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 
@@ -56,11 +59,13 @@ _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 class Where:
     """Where a session runs work: `kind` is "process" (no Ray), "local" (a private local Ray started
     for the command), "attached" (a Ray named by an address) or "open" (a session this process had
-    already opened); `address` is the one given, `source` where it came from."""
+    already opened); `address` is the one given, `source` where it came from; `warm`: grading runs
+    on warm workers that outlive the command (`oeb.run.workers`), not on tasks of its own."""
 
     kind: str
     address: str | None = None
     source: str | None = None
+    warm: bool = False
 
     def place(self) -> str:
         """Where, in a few words (a plan's line)."""
@@ -114,9 +119,24 @@ def choose(address: str | None, *, documents: int, work: int | None = None) -> W
     if address == "local":
         return Where("local", address, source)
     if address:
-        return Where("attached", address, source)
+        return Where("attached", address, source, warm=warm_minutes() > 0)
     small = documents <= SMALL_JOB and (work is None or work <= SMALL_WORK)
     return Where("process") if small else Where("local")
+
+
+def warm_minutes() -> float:
+    """How long warm grading workers stay idle (`OEB_WARM_MINUTES`, default 30; 0: none, a command
+    attached to a Ray grades on tasks of its own); a bad value is refused in one line."""
+    text = os.environ.get(WARM_VARIABLE, "").strip()
+    if not text:
+        return WARM_MINUTES
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = -1.0
+    if not minutes >= 0:  # also refuses nan
+        raise UsageError(f"{WARM_VARIABLE}={text} is not a number of minutes; set it to 30, say, or 0 for none")
+    return minutes
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
-from oeb.run import cluster, pages
+from oeb.run import cluster, pages, workers
 from oeb.run.folder import RunFolder
 from oeb.run.grade_task import Item, grade_batch, scorer_digest
 from oeb.run.provenance import provenance
@@ -225,11 +225,16 @@ _session_queue: list[tuple[cluster.Where | None, _Queue]] = []
 
 
 def _queue() -> _Queue:
-    """The queue of the session open now (a new one for each session), on Ray when it uses Ray."""
+    """The queue of the session open now (a new one for each session): on the warm workers of a Ray
+    the command is attached to, on tasks of its own on another Ray, else in this process."""
     where = cluster.current()
     if _session_queue and where is not None and _session_queue[0][0] is where:
         return _session_queue[0][1]
-    executor: _Executor = _OnRay() if cluster.uses_ray() else _InProcess()
+    executor: _Executor
+    if where is not None and where.warm:
+        executor = workers.Pool(cluster.worker_env())
+    else:
+        executor = _OnRay() if cluster.uses_ray() else _InProcess()
     _session_queue[:] = [(where, _Queue(executor))]
     return _session_queue[0][1]
 

@@ -185,14 +185,15 @@ def test_the_verdicts_are_in_row_order(tmp_path: Path, in_process) -> None:
 def test_a_session_runs_small_jobs_here_and_uses_the_ray_it_is_told(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
     monkeypatch.setattr(cluster, "_ray_open", lambda: False)
     monkeypatch.delenv(cluster.ADDRESS_VARIABLE, raising=False)
+    monkeypatch.delenv(cluster.WARM_VARIABLE, raising=False)
     assert cluster.choose(None, documents=cluster.SMALL_JOB).kind == "process"
     assert cluster.choose(None, documents=cluster.SMALL_JOB + 1).kind == "local"
     assert cluster.choose("local", documents=1).kind == "local"
     assert cluster.choose("ray://head:10001", documents=1) == cluster.Where(
-        "attached", "ray://head:10001", "ray.address"
+        "attached", "ray://head:10001", "ray.address", warm=True
     )
     monkeypatch.setenv(cluster.ADDRESS_VARIABLE, "auto")
-    assert cluster.choose(None, documents=1) == cluster.Where("attached", "auto", cluster.ADDRESS_VARIABLE)
+    assert cluster.choose(None, documents=1) == cluster.Where("attached", "auto", cluster.ADDRESS_VARIABLE, warm=True)
     assert cluster.choose("10.0.0.1:6379", documents=1).address == "10.0.0.1:6379"  # the config wins
     monkeypatch.delenv(cluster.ADDRESS_VARIABLE)
     here = [cluster._on_this_machine(address) for address in ("auto", "127.0.0.1:6379", "localhost:6379")]

@@ -1,0 +1,156 @@
+"""Warm grading workers (`oeb.run.workers`) on the shared local Ray: the same bytes as grading in
+this process and on tasks, reused by the next grading, a batch whose worker dies graded again
+elsewhere, the workers of another code retired, idle workers gone by themselves, `--stop-workers`."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.errors import UsageError
+from oeb.run import cluster, workers
+from oeb.run.folder import RunFolder
+from oeb.run.grade_stage import grade
+from oeb.run.grade_task import Item
+from oeb.run.regrade import grade_folder
+from run.test_grading import RESULTS, _answered, _files
+
+
+def _named() -> list[str]:
+    return sorted(actor["name"] for actor in workers._named())
+
+
+def _pids() -> set[int]:
+    import ray
+
+    handles = [ray.get_actor(name, namespace=workers.NAMESPACE) for name in _named()]
+    return {state["pid"] for state in ray.get([handle.state.remote() for handle in handles])}
+
+
+@pytest.fixture
+def warm(ray_cluster: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Sessions grade on warm workers of the test's Ray (as a command attached to a running Ray
+    does); none are left afterwards."""
+    monkeypatch.setattr(cluster, "choose", lambda *_, **__: cluster.Where("open", warm=True))
+    workers.retire(busy=True)
+    yield
+    workers.retire(busy=True)
+
+
+def _grade(folder: Path, where: cluster.Where, monkeypatch: pytest.MonkeyPatch) -> frozenset[str]:
+    """Grade `folder` in the session `where` (in this process, or on tasks of the test's Ray)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(cluster, "choose", lambda *_, **__: where)
+        return grade_folder(str(folder)).nodes
+
+
+@pytest.mark.ray
+def test_warm_workers_write_the_same_bytes_as_this_process_and_tasks_and_are_reused(
+    warm: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    here, tasks, first = (_answered(tmp_path / name) for name in ("here", "tasks", "warm"))
+    assert _grade(here, cluster.Where("process"), monkeypatch) == {"process"}
+    on_tasks = _grade(tasks, cluster.Where("open"), monkeypatch)
+    assert _named() == []  # tasks of its own
+    with caplog.at_level("INFO", logger="oeb"):
+        on_workers = grade_folder(str(first)).nodes
+    assert on_tasks and on_workers and "process" not in on_tasks | on_workers
+    assert _files(first) == _files(tasks) == _files(here)
+    assert len(_named()) == 2  # one per CPU of the test's Ray
+    assert any("grading on 2 warm workers" in line and "2 started, 0 reused" in line for line in caplog.messages)
+    pids = _pids()
+
+    caplog.clear()
+    shutil.rmtree(first / RESULTS)  # scored again, by the same processes
+    with caplog.at_level("INFO", logger="oeb"):
+        grade_folder(str(first))
+    assert _files(first) == _files(here)
+    assert any(line.endswith("2 reused") for line in caplog.messages)
+    assert _pids() == pids
+
+
+@pytest.mark.ray
+def test_a_batch_whose_worker_dies_is_graded_again_on_another(warm: None, tmp_path: Path) -> None:
+    import ray
+
+    folder = _answered(tmp_path / "run")
+    dataset = open_dataset(SAMPLE_DATASET)
+    row = dataset.rows[0]
+    size = (folder / "predictions" / f"{row.doc_id}.json").stat().st_size
+    pool = workers.Pool({})
+    call = pool.submit(dataset, str(folder), [Item(row, size, False)], False)
+    ray.kill(call.worker, no_restart=True)  # dies with the batch queued or running
+    finished: list[workers._Call] = []
+    while not finished:
+        finished = pool.ready([call])
+    results, node = pool.result(call)
+    assert call.attempts == 2 and node and [result["id"] for result in results] == [row.doc_id]
+    assert results[0]["line"]["status"] == "scored"
+
+
+@pytest.mark.ray
+def test_workers_of_another_code_are_retired_and_idle_ones_leave_by_themselves(
+    warm: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    stale = workers._name("f" * 64, node, 0)
+    actor = ray.remote(workers.GradingWorker).options(name=stale, namespace=workers.NAMESPACE, lifetime="detached")
+    ray.get(actor.remote(workers.code_digest(), 600).state.remote())
+    with caplog.at_level("INFO", logger="oeb"):
+        workers.Pool({})
+    assert stale not in _named() and len(_named()) == 2
+    assert any(line.endswith("1 of another oeb retired") for line in caplog.messages)
+
+    workers.retire(busy=True)
+    monkeypatch.setenv(cluster.WARM_VARIABLE, "0.02")  # 1.2 s
+    workers.Pool({})
+    assert len(_named()) == 2
+    deadline = time.monotonic() + 60
+    while _named() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _named() == []
+
+
+@pytest.mark.ray
+def test_stop_workers_removes_them(warm: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = open_dataset(SAMPLE_DATASET)
+    folder = _answered(tmp_path / "run")
+    with cluster.session(None, {}, documents=12):
+        grade(RunFolder(str(folder)), dataset, dataset.rows)
+    assert len(_named()) == 2
+    assert main(["grade", "--stop-workers"]) == 0
+    assert _named() == []
+    assert "removed 2 warm grading workers" in capsys.readouterr().err
+
+
+def test_warm_workers_are_for_a_named_ray_and_refuse_a_bad_idle_time(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cluster, "_ray_open", lambda: False)
+    monkeypatch.delenv(cluster.ADDRESS_VARIABLE, raising=False)
+    monkeypatch.delenv(cluster.WARM_VARIABLE, raising=False)
+    assert cluster.choose("auto", documents=1).warm
+    assert not cluster.choose("local", documents=1).warm and not cluster.choose(None, documents=1).warm
+    monkeypatch.setenv(cluster.WARM_VARIABLE, "0")  # off: a command attached to a Ray grades on tasks of its own
+    assert not cluster.choose("auto", documents=1).warm
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv(cluster.WARM_VARIABLE, bad)
+        with pytest.raises(UsageError, match=f"{cluster.WARM_VARIABLE}={bad} is not a number of minutes"):
+            cluster.choose("auto", documents=1)
+
+    assert main(["grade", "--stop-workers"]) == 2  # no Ray named: nothing to stop
+    assert main(["grade"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "oeb grade: --stop-workers removes the warm workers of a running Ray; name it with --address auto (or "
+        "host:port) or OEB_RAY_ADDRESS",
+        "oeb grade: give the folder to grade (or --stop-workers to remove the warm grading workers)",
+    ]
