@@ -35,6 +35,13 @@ NESTED_MAX_SIDE = 20_000
 # and calling scipy is cheaper; nested pairs cost far more to price, so the port pays sooner there.
 LAZY_FLAT_CELLS = 4_000_000
 LAZY_NESTED_CELLS = 2_500
+# Up to this many cells, a block the port would take whose columns are mostly frequent ones (codes,
+# repeated names: many rows alike, many ties) has its whole matrix priced by the block's vectorised
+# row pricing and goes to scipy instead: at about a thousand rows a side that is up to three times
+# cheaper than the port's searches in Python. Where rare columns (ids) are most, a row's listed
+# pairs mostly decide its search at the first step and the port is cheaper; past a few million
+# cells the matrix (and scipy on it) costs more than the port saves.
+WHOLE_MATRIX_CELLS = 1_500_000
 # The greedy in tiers (nested items holding arrays of their own, where the lazy greedy cannot price
 # them) prices the free block in chunks of GREEDY_CHUNK_CELLS cells and keeps about
 # GREEDY_TIER_CELLS of the heaviest cells per tier: memory stays bounded whatever the block's size.
@@ -155,11 +162,18 @@ class Solving:
         block = self._priced_block(gi, pi, common_nested) if transposed else self._priced_block(pi, gi, common_nested)
         if block is None:
             return None
-        pairs = dense_pairing(block)
-        if pairs is None:
-            return None
-        a, b = _sides(pairs)
-        weights = block.weights(a, b)
+        if block.n * block.m <= WHOLE_MATRIX_CELLS and len(block.flat.rare) < len(block.flat.frequent):
+            matrix = block.row_weights(np.arange(block.n)).astype(np.float64)
+            pairs = dense_matrix_pairs(matrix)
+            a, b = _sides(pairs)
+            weights = matrix[a, b]
+        else:
+            found = dense_pairing(block)
+            if found is None:
+                return None
+            pairs = found
+            a, b = _sides(pairs)
+            weights = block.weights(a, b)
         if transposed:
             self.pricing.remember_worth(pi, gi, b, a, weights)
             return [(j, i) for i, j in pairs]

@@ -87,13 +87,9 @@ def test_too_much_pricing_gives_the_block_back_to_the_matrix(monkeypatch) -> Non
     assert _dense_solver.dense_pairing(block) is None
 
 
-@pytest.mark.parametrize("dense_limit", [None, 1_000])
-@pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
-def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, dense_limit: int | None) -> None:
-    """Verdicts included, with nested arrays, whichever way each block is solved; also past the dense
-    limit (lowered), where the reference still solves blocks with nested arrays densely."""
-    if dense_limit is not None:
-        monkeypatch.setattr(_solving, "DENSE_LIMIT", dense_limit)
+def _aliased_rows(noise: float) -> tuple[dict, dict, dict]:
+    """A table of ids, two code columns and a nested alias array; `noise` of its rows dropped,
+    duplicated or invented in the prediction."""
     rng = random.Random(7)
     gold_rows = [
         {
@@ -112,14 +108,31 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, den
         {"uid": "new", "kind": "a", "aliases": [{"type": "aka", "name": "x"}]} for _ in range(int(noise * 20))
     ]
     rng.shuffle(pred_rows)
-    gold, pred = {"rows": gold_rows}, {"rows": pred_rows}
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
-    monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 10**12)
-    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 10**12)
-    monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 10**12)
-    expected = oeb.score(pred, gold, schema, verdicts=True)
+    return {"rows": pred_rows}, {"rows": gold_rows}, schema
+
+
+def _scored_with_the_matrix(monkeypatch: pytest.MonkeyPatch, pred: dict, gold: dict, schema: dict) -> dict:
+    """The verdicts with every block priced whole pair by pair and solved by scipy (as the reference does)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(_solving, "LAZY_FLAT_CELLS", 10**12)
+        patched.setattr(_solving, "LAZY_NESTED_CELLS", 10**12)
+        patched.setattr(_nested, "PRICED_TOGETHER_PAIRS", 10**12)
+        return oeb.score(pred, gold, schema, verdicts=True)
+
+
+@pytest.mark.parametrize("dense_limit", [None, 1_000])
+@pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
+def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, dense_limit: int | None) -> None:
+    """Verdicts included, with nested arrays, whichever way each block is solved; also past the dense
+    limit (lowered), where the reference still solves blocks with nested arrays densely."""
+    if dense_limit is not None:
+        monkeypatch.setattr(_solving, "DENSE_LIMIT", dense_limit)
+    pred, gold, schema = _aliased_rows(noise)
+    expected = _scored_with_the_matrix(monkeypatch, pred, gold, schema)
     monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_solving, "WHOLE_MATRIX_CELLS", 0)
     monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     solved: list[int] = []
 
@@ -130,3 +143,18 @@ def test_whole_documents_score_as_with_the_matrix(monkeypatch, noise: float, den
     monkeypatch.setattr(_solving, "dense_pairing", counted)
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
     assert dense_limit is None or max(solved) > dense_limit, "a block past the dense limit solved by the port"
+
+
+@pytest.mark.parametrize("noise", [0.05, 0.3])
+def test_a_block_of_mostly_frequent_columns_priced_whole_by_rows_scores_as_with_the_matrix(monkeypatch, noise) -> None:
+    """Blocks the port would take, with more code columns than id columns, priced whole by the block's
+    row pricing and solved by scipy: the port is never called, and every verdict is the same."""
+    pred, gold, schema = _aliased_rows(noise)
+    expected = _scored_with_the_matrix(monkeypatch, pred, gold, schema)
+    monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+
+    def refused(block: PricedBlock) -> None:
+        raise AssertionError(f"the port was called on a {block.n} x {block.m} block")
+
+    monkeypatch.setattr(_solving, "dense_pairing", refused)
+    assert oeb.score(pred, gold, schema, verdicts=True) == expected

@@ -82,6 +82,7 @@ def test_scoring_leaves_no_cycles() -> None:
 def test_the_solvers_for_large_blocks_leave_no_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_solving, "WHOLE_MATRIX_CELLS", 0)
     monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     assert _left_for_the_collector(CASES[::3] + _large_tables()) is None
     monkeypatch.setattr(_solving, "DENSE_LIMIT", 100)

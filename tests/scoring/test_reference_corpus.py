@@ -64,6 +64,7 @@ def test_oeb_agrees_with_the_reference_with_every_block_solved_lazily(monkeypatc
     every set of pairs priced together (both are what large documents use)."""
     monkeypatch.setattr(_solving, "LAZY_FLAT_CELLS", 0)
     monkeypatch.setattr(_solving, "LAZY_NESTED_CELLS", 0)
+    monkeypatch.setattr(_solving, "WHOLE_MATRIX_CELLS", 0)
     monkeypatch.setattr(_nested, "PRICED_TOGETHER_PAIRS", 1)
     diffs = rc.replay(oeb.score, line)
     assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
