@@ -22,13 +22,18 @@ setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 	$(UV) sync --locked
 
+# Tests keep Python's bytecode caches (__pycache__, ignored by git) even where the environment sets
+# PYTHONDONTWRITEBYTECODE: otherwise every pytest worker, `oeb` subprocess and Ray worker compiles oeb,
+# Ray and the other dependencies from source again (about 6 s of CPU each, hundreds of them in CI).
+PYTEST = PYTHONDONTWRITEBYTECODE= $(UV) run pytest
+
 test: setup lint
-	$(UV) run pytest -m "not ray and not cluster" -n 2
-	$(UV) run pytest -m ray -p no:xdist || [ $$? -eq 5 ]  # 5: no Ray test selected
-	$(UV) run pytest -m cluster -p no:xdist tests/cluster  # its own 2-node Ray: a process of its own
+	$(PYTEST) -m "not ray and not cluster" -n 2
+	$(PYTEST) -m ray -p no:xdist || [ $$? -eq 5 ]  # 5: no Ray test selected
+	$(PYTEST) -m cluster -p no:xdist tests/cluster  # its own 2-node Ray: a process of its own
 
 test-fast: setup
-	$(UV) run pytest -m "not ray and not slow and not cluster" -n 2
+	$(PYTEST) -m "not ray and not slow and not cluster" -n 2
 
 # The loop to run before each commit (.pre-commit-config.yaml runs the same): fixes what ruff can,
 # formats, type-checks, and runs the fast tests (not ray, slow or cluster).
@@ -36,7 +41,7 @@ check: setup
 	$(UV) run ruff check --fix oeb tests scripts
 	$(UV) run ruff format oeb tests scripts
 	$(UV) run mypy
-	$(UV) run pytest -q -m "not ray and not slow and not cluster" -n 2
+	$(PYTEST) -q -m "not ray and not slow and not cluster" -n 2
 
 lint: setup
 	$(UV) run ruff check oeb tests scripts
