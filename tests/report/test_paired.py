@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from synthetic import SCHEMA, noisy, true_gold, write_dataset
 
 from oeb.cli import main
-from oeb.report.paired import EXACT_UP_TO, RESAMPLES, bootstrap_means, paired_stats, sign_flip_p, verdict
+from oeb.report.paired import EXACT_UP_TO, RESAMPLES, _blocks, bootstrap_means, paired_stats, sign_flip_p, verdict
 
 accuracies = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=120)
 pairs = accuracies.flatmap(
@@ -60,8 +60,8 @@ def test_the_p_value_is_exact_for_few_documents_and_counted_for_many() -> None:
     assert sign_flip_p(np.full(3, 0.2)) == 2 / 8  # every one of the 8 sign patterns enumerated
     assert sign_flip_p(np.full(EXACT_UP_TO, 0.2)) == 2 / 2**EXACT_UP_TO
     assert sign_flip_p(np.full(EXACT_UP_TO + 1, 0.2)) == 1 / (1 + RESAMPLES)  # never 0
-    many = np.random.default_rng(3).normal(0, 0.1, 5_000)
-    assert len(bootstrap_means(many)) == RESAMPLES  # drawn in blocks, all of them
+    many = np.random.default_rng(3).normal(0, 0.1, 1_000)
+    assert len(list(_blocks(len(many)))) > 1 and len(bootstrap_means(many)) == RESAMPLES  # drawn in blocks, all
     assert paired_stats(many) == paired_stats(many)  # seeded
 
 
