@@ -8,7 +8,9 @@ skipping open maps; a scalar's address, `("k", key)` and `("i", index)` steps, i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
+from itertools import chain, compress
+from operator import not_
 from typing import Any, NamedTuple
 
 from oeb.scoring._tree import Address, Array, Item, Part
@@ -91,12 +93,15 @@ _SCALARS = frozenset((str, int, float, bool, type(None)))
 _SCALAR_VALUES = frozenset((str, int, float, bool))  # scalars that state something unless blank
 
 
-def _has_sidecar_suffix(value: dict[Any, Any]) -> bool:
+_ROWS = frozenset((dict,))
+
+
+def _has_sidecar_suffix(keys: Iterable[Any]) -> bool:
     try:
-        keys = "\0".join(value) + "\0"  # one scan of the joined keys, not one call per key
+        text = "\0".join(keys) + "\0"  # one scan of the joined keys, not one call per key
     except TypeError:  # a key that is not text (a document built in Python)
-        return any(isinstance(key, str) and key.endswith(SIDECAR_SUFFIXES) for key in value)
-    return any(ending in keys for ending in _SIDECAR_ENDINGS)
+        return any(isinstance(key, str) and key.endswith(SIDECAR_SUFFIXES) for key in keys)
+    return any(ending in text for ending in _SIDECAR_ENDINGS)
 
 
 def survey(document: Any, *, prediction: bool) -> Survey:
@@ -112,10 +117,17 @@ def survey(document: Any, *, prediction: bool) -> Survey:
             items = value.values()
         elif isinstance(value, list):
             items = value
+            if value and _ROWS.issuperset(map(type, value)):  # a table's rows: their keys and values at once
+                keys = set().union(*value)
+                envelopes = envelopes or "value" in keys
+                empty_keys = empty_keys or "" in keys
+                sidecars = sidecars or (prediction and _has_sidecar_suffix(keys))
+                items = list(chain.from_iterable(map(dict.values, value)))
         else:
             continue
         if not _SCALARS.issuperset(map(type, items)):  # one C pass rules out most rows of a table
-            stack.extend(item for item in items if isinstance(item, (dict, list)))
+            # C passes again: every value that is not a scalar (containers, and the odd other type)
+            stack.extend(compress(items, map(not_, map(_SCALARS.__contains__, map(type, items)))))
     return Survey(envelopes, sidecars, empty_keys)
 
 
@@ -236,9 +248,13 @@ class _Flattening:
         array = Array((*row.pattern, *here.relative))
         row_pattern = (*array.pattern, ("i", None))
         where = (*row.address, *here.relative)
+        walk, rows_walked = self.walk, not child_view.open  # a table's rows: `visit` inline
         for index, item in enumerate(value):
             child = Item(index, row_pattern, (*where, ("i", index)))
-            visit(item, child_view, child)
+            if rows_walked and type(item) is dict and item:
+                walk(item, child_view, child)
+            else:
+                visit(item, child_view, child)
             if child.leaves or child.arrays:
                 array.items[index] = child
         if array.items:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import eq, is_, itemgetter
 from typing import Any, NamedTuple
 
 from oeb._gc import cyclic_gc_paused
@@ -18,6 +19,7 @@ __all__ = ["RESULTS", "Verdict", "score", "show_address"]
 RESULTS = ("matched", "misread", "unfound", "fabricated", "invented_item", "invented_field")
 SKIPPED = "skipped_open_map"
 MAX_ARRAYS_LISTED = 12
+_SUFFIX, _KEY = itemgetter(0), itemgetter(2)  # of a `Value`
 
 
 class Verdict(NamedTuple):
@@ -256,7 +258,12 @@ class _Comparison:
         unpaired: Iterable[Value] = p_values
         if gold is not None:
             g_values = gold.leaves
-            if len(g_values) == len(p_values) and all(g[0] is p[0] for g, p in zip(g_values, p_values, strict=True)):
+            if len(g_values) == len(p_values) and all(map(is_, map(_SUFFIX, g_values), map(_SUFFIX, p_values))):
+                if verdicts is None:  # the same suffixes in the same order: only equal keys to count
+                    matched = sum(map(eq, map(_KEY, g_values), map(_KEY, p_values)))
+                    counts["matched"] += matched
+                    counts["misread"] += len(g_values) - matched
+                    return
                 both: Iterable[tuple[Value, Value | None]] = zip(g_values, p_values, strict=True)
                 unpaired = ()
             else:  # other suffixes, or the same in another order
