@@ -8,14 +8,22 @@ Writes a brought folder of 120 documents and its dataset (one 5,000-row nested l
   with its phases from oeb's own timing lines (`OEB_TIMINGS=1`: start (interpreter and imports),
   command line, session start, grading, the documents' own CPU, session end), wall and CPU seconds;
 - `grade, attached`: the same with `OEB_RAY_ADDRESS` set to a local Ray this script starts with
-  `ray start --head` (its address: on a workstation `auto` finds it; skipped with `--no-attached`);
+  `ray start --head` (its address: on a workstation `auto` finds it; skipped with `--no-attached`):
+  first the command that starts the warm grading workers, then commands that find them (the cache
+  emptied before each), and the memory the idle workers hold;
 - `bench`: what `make bench` runs (`oeb run --config oeb/examples/mock.yaml -y`: 12 sample documents
   through `mock`, with the Makefile's environment), without `make setup`'s `uv sync`.
+
+Python keeps each module's bytecode once it has compiled it, so an installed oeb compiles its imports
+once; a shell with `PYTHONDONTWRITEBYTECODE` set (this development environment sets it) compiles them
+in every command, seconds more. The commands run with their bytecode kept under `WORK/pycache`, after
+one run of each to fill it; `--compile-each-time` measures them as that shell runs them.
 
 `--root DIR` measures another checkout of oeb (e.g. `git worktree add /tmp/before HEAD~5`) with this
 venv: its `oeb` package comes first on PYTHONPATH.
 
 Usage: uv run python scripts/bench_fixed_costs.py [--work DIR] [--repeat N] [--no-attached] [--only NAME] [--root DIR]
+                                                  [--compile-each-time]
        uv run python scripts/bench_fixed_costs.py --write DIR   (only write the folder and dataset)
 """
 
@@ -147,10 +155,16 @@ OEB = [sys.executable, "-c", "import sys; from oeb.cli import main; sys.exit(mai
 """`oeb` as its console script runs it, from whichever tree PYTHONPATH names first."""
 
 
+BYTECODE: dict[str, str] = {}
+"""Where the commands keep their bytecode (`PYTHONPYCACHEPREFIX`), unless `--compile-each-time`."""
+
+
 def _env(**extra: str) -> dict[str, str]:
     """This environment without Ray's or oeb's Ray variables (a user's plain shell), timings on."""
     env = {name: value for name, value in os.environ.items() if not name.startswith(("RAY_", "OEB_RAY"))}
-    return env | {"OEB_TIMINGS": "1", "PYTHONPATH": str(ROOT)} | extra
+    if BYTECODE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env | BYTECODE | {"OEB_TIMINGS": "1", "PYTHONPATH": str(ROOT)} | extra
 
 
 def _timed(command: list[str], env: dict[str, str]) -> tuple[float, dict[str, float], str]:
@@ -184,10 +198,11 @@ def _report(name: str, runs: list[tuple[float, dict[str, float], str]]) -> None:
           + (f"; phases (median s): {shown}" if shown else ""), flush=True)  # fmt: skip
 
 
-def _ray_head(temp: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`ray start --head --block` without the dashboard, in its own temp folder; returns it once it
-    is up, and its address (given to oeb explicitly: `auto` picks any Ray it finds on the machine,
-    and a shared machine runs several)."""
+def ray_head(temp: Path, port: int = 6611) -> tuple[subprocess.Popen[bytes], str]:
+    """`ray start --head --block` without the dashboard, in its own temp folder and on ports of its
+    own (`port`, its client server on the next); returns it once it is up, and its address (given to
+    oeb explicitly: `auto` picks any Ray it finds on the machine, and a shared machine runs several).
+    Stop it with `os.killpg(head.pid, signal.SIGTERM)`."""
     ray = Path(sys.executable).parent / "ray"
     log = (temp / "head.log").open("wb")
     head = subprocess.Popen(
@@ -198,7 +213,8 @@ def _ray_head(temp: Path) -> tuple[subprocess.Popen[bytes], str]:
             "--block",
             "--num-cpus=2",
             "--include-dashboard=false",
-            "--port=6399",
+            f"--port={port}",
+            f"--ray-client-server-port={port + 1}",
             f"--temp-dir={temp / 'r'}",
         ],
         stdout=log,
@@ -221,6 +237,44 @@ def _ray_head(temp: Path) -> tuple[subprocess.Popen[bytes], str]:
     return head, address.group(1)
 
 
+def _idle_workers_mb() -> list[float]:
+    """The resident memory of each warm grading worker on this machine (MB)."""
+    sizes = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError):
+            text = status.read_text()
+            rss = re.search(r"VmRSS:\s+(\d+)", text)
+            if text.startswith("Name:\tray::GradingWor") and rss:
+                sizes.append(int(rss.group(1)) / 1024)
+    return sizes
+
+
+def _attached(grade: list[str], brought: Path, repeat: int) -> None:
+    """`oeb grade` on a running local Ray: the first command (it starts the warm workers), then
+    commands that find them; the cache emptied before each."""
+    temp = Path(tempfile.mkdtemp(prefix="oebhead"))
+    head, address = ray_head(temp)
+    try:
+        attached = _env(OEB_RAY_ADDRESS=address)
+        shutil.rmtree(brought / "field_matching", ignore_errors=True)
+        first = _timed(grade, attached)
+        _report(
+            "oeb grade, 120 documents, attached to a running local Ray: the first command (starts the workers)", [first]
+        )
+        runs = []
+        for _ in range(repeat):
+            shutil.rmtree(brought / "field_matching", ignore_errors=True)
+            runs.append(_timed(grade, attached))
+        _report("oeb grade, 120 documents, attached to a running local Ray, warm workers", runs)
+        print(f"warm workers idle: {', '.join(f'{mb:.0f} MB' for mb in _idle_workers_mb())}", flush=True)
+        stop = _timed([*OEB, "grade", "--stop-workers"], attached)
+        print(f"oeb grade --stop-workers: {stop[0]:.2f} s; workers left: {len(_idle_workers_mb())}", flush=True)
+    finally:
+        os.killpg(head.pid, 15)
+        head.wait(60)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 def main() -> None:
     global ROOT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -230,6 +284,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("import", "grade", "attached", "bench"), action="append")
     parser.add_argument("--root", type=Path, default=ROOT, help="the oeb checkout to measure (default: this one)")
     parser.add_argument("--write", type=Path, metavar="DIR", help="only write the dataset and brought folder")
+    parser.add_argument(
+        "--compile-each-time", action="store_true", help="keep no bytecode: every command compiles its imports"
+    )
     args = parser.parse_args()
     if args.write:
         write_folder(args.write)
@@ -239,6 +296,10 @@ def main() -> None:
     oeb = OEB
     grade = [*oeb, "grade", str(brought), "--dataset", str(dataset)]
     only = set(args.only or ("import", "grade", "attached", "bench"))
+    if not args.compile_each_time:
+        BYTECODE["PYTHONPYCACHEPREFIX"] = str(args.work / "pycache")
+        _timed(grade, _env())  # compiles what the commands import (every verb: --version lists them)
+        _timed([*oeb, "--help"], _env())
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     if "import" in only:
         _report(
@@ -253,23 +314,12 @@ def main() -> None:
         _report("oeb grade, 120 documents, cold", runs)
         _report("oeb grade, 120 documents, cache warm", [_timed(grade, _env()) for _ in range(args.repeat)])
     if "attached" in only and not args.no_attached:
-        temp = Path(tempfile.mkdtemp(prefix="oebhead"))
-        head, address = _ray_head(temp)
-        try:
-            attached = _env(OEB_RAY_ADDRESS=address)
-            _timed(grade, attached)  # the first job on a new head starts its worker processes
-            runs = []
-            for _ in range(args.repeat):
-                shutil.rmtree(brought / "field_matching", ignore_errors=True)
-                runs.append(_timed(grade, attached))
-            _report("oeb grade, 120 documents, attached to a running local Ray", runs)
-        finally:
-            os.killpg(head.pid, 15)
-            head.wait(60)
-            shutil.rmtree(temp, ignore_errors=True)
+        _attached(grade, brought, args.repeat)
     if "bench" in only:
         out = args.work / "bench-runs"
         bench = [*oeb, "run", "--config", "oeb/examples/mock.yaml", "--out", str(out), "-y"]
+        if BYTECODE:
+            _timed(bench, _env(**MAKE_ENV))  # compiles what the run verb imports as it runs
         _report("make bench (its oeb run)", [_timed(bench, _env(**MAKE_ENV)) for _ in range(args.repeat)])
         shutil.rmtree(out, ignore_errors=True)
 

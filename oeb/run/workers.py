@@ -150,6 +150,7 @@ class Pool:
         self._idle = warm_minutes() * 60
         self._workers: list[Any] = []
         self._inflight: dict[int, int] = {}
+        self._sent: dict[int, int] = {}
         self._datasets: dict[int, tuple[Dataset, Any]] = {}
         self._obtain()
         self.cpus = len(self._workers)
@@ -189,6 +190,7 @@ class Pool:
             )
         self._workers = workers
         self._inflight |= {id(worker): 0 for worker in workers}
+        self._sent |= {id(worker): 0 for worker in workers}
         reused = sum(name in existing for name in names)
         retired = retire(keep=code)
         started = len(names) - reused
@@ -212,9 +214,12 @@ class Pool:
         return call
 
     def _send(self, call: _Call) -> None:
-        worker = min(self._workers, key=lambda worker: self._inflight[id(worker)])
+        """To the worker with the fewest batches in flight, then the fewest sent: the work spreads over
+        every worker (and node) even when batches come one at a time."""
+        worker = min(self._workers, key=lambda worker: (self._inflight[id(worker)], self._sent[id(worker)]))
         call.worker, call.attempts = worker, call.attempts + 1
         self._inflight[id(worker)] += 1
+        self._sent[id(worker)] += 1
         call.ref = worker.grade.remote(*call.args)
 
     def ready(self, handles: list[_Call]) -> list[_Call]:

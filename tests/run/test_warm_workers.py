@@ -4,10 +4,17 @@ elsewhere, the workers of another code retired, idle workers gone by themselves,
 
 from __future__ import annotations
 
+import importlib
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +27,9 @@ from oeb.run.grade_stage import grade
 from oeb.run.grade_task import Item
 from oeb.run.regrade import grade_folder
 from run.test_grading import RESULTS, _answered, _files
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+bench: Any = importlib.import_module("bench_fixed_costs")  # scripts are no package: loaded by path
 
 
 def _named() -> list[str]:
@@ -154,3 +164,38 @@ def test_warm_workers_are_for_a_named_ray_and_refuse_a_bad_idle_time(
         "host:port) or OEB_RAY_ADDRESS",
         "oeb grade: give the folder to grade (or --stop-workers to remove the warm grading workers)",
     ]
+
+
+@pytest.mark.slow
+def test_commands_attached_to_a_running_ray_reuse_the_workers_the_first_started(tmp_path: Path) -> None:
+    """Across processes, as a user runs them: `ray start --head`, then `oeb grade` twice and
+    `oeb grade --stop-workers`, each a command of its own."""
+    here = _answered(tmp_path / "here")
+    shutil.rmtree(here / "records")
+    attached = tmp_path / "attached"
+    shutil.copytree(here, attached)
+    temp = Path(tempfile.mkdtemp(prefix="oebwarm"))  # short: Ray's unix sockets live under it
+    head, address = bench.ray_head(temp, port=6621)
+    try:
+        env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_")}  # a user's shell
+        env[cluster.ADDRESS_VARIABLE] = address
+        oeb = [sys.executable, "-c", "import sys; from oeb.cli import main; sys.exit(main())"]
+        grade_command = [*oeb, "grade", str(attached), "--partial"]
+        said = []
+        for _ in range(2):
+            shutil.rmtree(attached / RESULTS, ignore_errors=True)
+            done = subprocess.run(grade_command, env=env, capture_output=True, text=True, timeout=600, check=False)
+            assert done.returncode == 0, done.stderr[-3000:]
+            said.append([line for line in done.stderr.splitlines() if "warm workers" in line])
+        assert said[0][0].startswith("grading on 2 warm workers") and "2 started, 0 reused" in said[0][0]
+        assert said[1] == [said[0][0].split(": ")[0] + ": 2 reused"]
+        stop = subprocess.run([*oeb, "grade", "--stop-workers"], env=env, capture_output=True, text=True, timeout=600)
+        assert stop.returncode == 0 and f"removed 2 warm grading workers from the Ray at {address}" in stop.stderr
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(60)
+        shutil.rmtree(temp, ignore_errors=True)
+    env = {**os.environ, cluster.ADDRESS_VARIABLE: ""}
+    done = subprocess.run([*oeb, "grade", str(here), "--partial"], env=env, capture_output=True, timeout=600)
+    assert done.returncode == 0
+    assert _files(attached) == _files(here)
