@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb import canonical_key, explain_value
 from oeb.scoring import canonical
 from tests.scoring.conftest import read_jsonl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 TABLE = read_jsonl("canonical_keys.jsonl")
 
@@ -77,8 +82,7 @@ _ISO_DATES = st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 
 )
 
 
-@settings(max_examples=1500, deadline=None)
-@given(value=st.one_of(_TEXT, _WORDS, _NUMBERS, _ISO_DATES))
+@property_test(1500, value=st.one_of(_TEXT, _WORDS, _NUMBERS, _ISO_DATES))
 def test_the_fast_routes_give_the_keys_of_the_full_steps(value: Any) -> None:
     """Plain words, short decimals and ISO dates skip steps that cannot change them: the key is the
     one the full steps give (the explanation runs them all; dates also without the ISO shortcut)."""

@@ -5,14 +5,19 @@ densely, by a join of equal codes (large blocks, rare values), rows of one shape
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb.scoring import _weights
 from oeb.scoring._weights import Columns
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 
 def _pair_by_pair(pred: list[dict], gold: list[dict]) -> tuple[np.ndarray, np.ndarray]:
@@ -40,8 +45,8 @@ def _rows(rng: random.Random, count: int, cardinalities: list[int], present: flo
     return rows
 
 
-@settings(max_examples=60, deadline=None)
-@given(
+@property_test(
+    60,
     seed=st.integers(0, 10**6),
     n=st.integers(0, 40),
     m=st.integers(0, 40),

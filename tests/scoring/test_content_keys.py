@@ -5,13 +5,19 @@ both against their definitions on every row, with keys Python tells apart only b
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import sys
+from pathlib import Path
+
 from hypothesis import strategies as st
 
 import oeb
 from oeb.scoring._flatten import SchemaView, flatten, states_nothing
 from oeb.scoring._pairing import Aligner
 from oeb.scoring.canonical import canonical_key
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 # Dict keys that are one key to Python but different texts (`1`, `True`, `1.0`), or the same text
 # (`1`, `"1"`), around text keys that sort between them.
@@ -23,8 +29,7 @@ def _defined(row) -> list:
     return sorted((tuple((kind, str(name)) for kind, name in suffix), key) for suffix, _, key in row.leaves)
 
 
-@settings(max_examples=300, deadline=None)
-@given(rows=ROWS, nested=st.booleans())
+@property_test(300, rows=ROWS, nested=st.booleans())
 def test_every_row_has_the_content_key_of_its_definition(rows: list[dict], nested: bool) -> None:
     document = {"t": [{"o": row} for row in rows] if nested else rows}
     tree, _, _ = flatten(document, SchemaView({"type": "object"}), states_nothing, canonical_key)
@@ -65,8 +70,7 @@ def tables(draw: st.DrawFn) -> list[dict]:
     return rows
 
 
-@settings(max_examples=300, deadline=None)
-@given(rows=tables())
+@property_test(300, rows=tables())
 def test_rows_are_put_in_content_order(rows: list[dict]) -> None:
     tree, _, _ = flatten({"t": rows}, SchemaView({"type": "object"}), states_nothing, canonical_key)
     table = list(tree.arrays[(("k", "t"),)].items.values()) if tree.arrays else []

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb.scoring import _dense_solver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from budgets import property_test
 from tables import scipy_dense_pairs
 
 
@@ -35,8 +35,8 @@ class MatrixBlock:
         return self.matrix[rows]
 
 
-@settings(max_examples=400, deadline=None)
-@given(
+@property_test(
+    400,
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 30),
     extra=st.integers(0, 6),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume
 from hypothesis import strategies as st
 
 import oeb
@@ -21,11 +21,12 @@ from oeb.scoring._weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from budgets import property_test
 from tables import CARDINALITIES, NOISES, SCALES, scipy_pairs, table
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+@property_test(
+    300,
     seed=st.integers(0, 10**6),
     rows=st.integers(1, 80),
     noise=NOISES,
@@ -115,8 +116,7 @@ def sorted_rows(document: dict, aligner: _pairing.Aligner) -> list:
     return sorted(tree.arrays[(("k", "rows"),)].items.values(), key=aligner.pricing.content_key)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), tier=st.integers(1, 6), chunk=st.integers(1, 40))
+@property_test(40, seed=st.integers(0, 10**6), tier=st.integers(1, 6), chunk=st.integers(1, 40))
 def test_greedy_in_tiers_is_the_reference_greedy(seed: int, tier: int, chunk: int) -> None:
     """Past the reference's limits for nested tables it pairs greedily; oeb does so in bounded tiers."""
     rng = random.Random(seed)

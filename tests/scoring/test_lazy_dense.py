@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
@@ -20,18 +19,17 @@ from oeb.scoring._weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from budgets import property_test
 from tables import priced_blocks, scipy_dense_pairs, table
 
 
-@settings(max_examples=300, deadline=None)
-@given(block=priced_blocks(smaller_side_first=True))
+@property_test(300, block=priced_blocks(smaller_side_first=True))
 def test_the_pairs_are_scipys_on_the_whole_matrix(block: PricedBlock) -> None:
     weights = block.row_weights(np.arange(block.n))
     assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(weights)
 
 
-@settings(max_examples=100, deadline=None)
-@given(seed=st.integers(0, 10**6), nested=st.sampled_from([0, 1, 2, 5]))
+@property_test(100, seed=st.integers(0, 10**6), nested=st.sampled_from([0, 1, 2, 5]))
 def test_pairs_are_priced_as_the_reference_prices_them(seed: int, nested: int) -> None:
     """Pairs priced one by one, rows priced against every column, and the scorer's own pricing of
     the same rows (pair by pair) agree."""

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oeb
@@ -21,6 +20,7 @@ from oeb.scoring._blocks import PricedBlock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reference_cases as rc
+from budgets import corpus_params, property_test
 from tables import priced_blocks
 
 
@@ -35,8 +35,8 @@ def greedy_on_the_matrix(weights: np.ndarray) -> list[tuple[int, int]]:
     return pairs
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+@property_test(
+    300,
     block=priced_blocks(smaller_side_first=False),
     batch=st.sampled_from([1, 64]),
     chunk=st.sampled_from([1, 2, 64]),
@@ -82,7 +82,7 @@ CORPUS = rc.iter_corpus(Path(__file__).resolve().parent / "data" / "reference_ra
 SAMPLE = list(CORPUS)[::5]
 
 
-@pytest.mark.parametrize("line", SAMPLE, ids=[line["name"] for line in SAMPLE])
+@pytest.mark.parametrize("line", corpus_params(SAMPLE))
 def test_corpus_cases_forced_greedy_score_as_with_the_greedy_in_tiers(monkeypatch, line: dict) -> None:
     """Every nested block of the reference corpus forced past the limits (so paired greedily)."""
     monkeypatch.setattr(_solving, "DENSE_LIMIT", 0)

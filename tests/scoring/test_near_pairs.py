@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb.scoring import _blocks, _dense_solver, _greedy_solver
@@ -21,6 +20,7 @@ from oeb.scoring._weights import Columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from budgets import property_test
 from tables import SCALES, block_of, scipy_dense_pairs, scipy_pairs
 from test_lazy_greedy import greedy_on_the_matrix
 
@@ -68,8 +68,7 @@ def listed_at(budget: int, block: Block) -> Block:
     return block
 
 
-@settings(max_examples=200, deadline=None)
-@given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
+@property_test(200, tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_every_unlisted_pair_weighs_at_most_its_rows_bound(
     tables: tuple[list[dict], list[dict]], budget: int, scale: int
 ) -> None:
@@ -82,8 +81,9 @@ def test_every_unlisted_pair_weighs_at_most_its_rows_bound(
     assert (weights <= block.bounds[:, None])[unlisted].all()
 
 
-@settings(max_examples=200, deadline=None)
-@given(tables=code_tables(), budget=BUDGETS, scale=SCALES, nested=st.sampled_from([0, 2]), seed=st.integers(0, 99))
+@property_test(
+    200, tables=code_tables(), budget=BUDGETS, scale=SCALES, nested=st.sampled_from([0, 2]), seed=st.integers(0, 99)
+)
 def test_the_dense_port_returns_scipys_pairs(
     tables: tuple[list[dict], list[dict]], budget: int, scale: int, nested: int, seed: int
 ) -> None:
@@ -93,15 +93,13 @@ def test_the_dense_port_returns_scipys_pairs(
     assert _dense_solver.dense_pairing(block) == scipy_dense_pairs(block.row_weights(np.arange(block.n)))
 
 
-@settings(max_examples=200, deadline=None)
-@given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
+@property_test(200, tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_the_sparse_port_returns_scipys_pairs(tables: tuple[list[dict], list[dict]], budget: int, scale: int) -> None:
     block = listed_at(budget, Block(Columns(*tables), scale))
     assert sorted(sparse_pairing(block)) == scipy_pairs(*tables, scale)
 
 
-@settings(max_examples=100, deadline=None)
-@given(tables=code_tables(), budget=BUDGETS, scale=SCALES)
+@property_test(100, tables=code_tables(), budget=BUDGETS, scale=SCALES)
 def test_the_greedy_returns_the_rules_pairs(tables: tuple[list[dict], list[dict]], budget: int, scale: int) -> None:
     block = PricedBlock(listed_at(budget, Block(Columns(*tables), scale)), [])
     assert _greedy_solver.greedy_pairing(block) == greedy_on_the_matrix(block.row_weights(np.arange(block.n)))

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import oeb
 from oeb.errors import OebError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 TRICKY_TEXT = [
     "Acme",
@@ -70,7 +75,6 @@ SCHEMAS = st.one_of(
         max_size=4,
     ),
 )
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SCHEMA = {"type": "object"}
 COUNTS = ("matched", "misread", "unfound", "fabricated", "invented_item", "invented_field")
 
@@ -90,8 +94,7 @@ def numbers(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in ("verdicts", "skipped_open_maps")}
 
 
-@FAST
-@given(pred=DOCUMENTS, gold=DOCUMENTS, seed=st.integers(0, 2**32))
+@property_test(150, pred=DOCUMENTS, gold=DOCUMENTS, seed=st.integers(0, 2**32))
 def test_row_order_never_changes_a_score(pred: dict, gold: dict, seed: int) -> None:
     rng = random.Random(seed)
     before = oeb.score(pred, gold, SCHEMA)
@@ -107,8 +110,7 @@ def without_sidecar_keys(value: Any) -> Any:
     return value
 
 
-@FAST
-@given(gold=DOCUMENTS)
+@property_test(150, gold=DOCUMENTS)
 def test_a_prediction_equal_to_its_gold_scores_one(gold: dict) -> None:
     gold = without_sidecar_keys(gold)
     result = oeb.score(gold, gold, SCHEMA)
@@ -119,8 +121,7 @@ def test_a_prediction_equal_to_its_gold_scores_one(gold: dict) -> None:
         assert result["accuracy"] == 0.0
 
 
-@FAST
-@given(pred=DOCUMENTS, gold=DOCUMENTS, schema=SCHEMAS)
+@property_test(150, pred=DOCUMENTS, gold=DOCUMENTS, schema=SCHEMAS)
 def test_verdict_counts_sum_to_total(pred: dict, gold: dict, schema: dict) -> None:
     try:
         result = oeb.score(pred, gold, schema, verdicts=True)
@@ -133,8 +134,7 @@ def test_verdict_counts_sum_to_total(pred: dict, gold: dict, schema: dict) -> No
     assert result["asserted"] == sum(v.pred_canon is not None for v in graded)
 
 
-@FAST
-@given(pred=DOCUMENTS, gold=DOCUMENTS, schema=SCHEMAS)
+@property_test(150, pred=DOCUMENTS, gold=DOCUMENTS, schema=SCHEMAS)
 def test_scoring_is_deterministic(pred: dict, gold: dict, schema: dict) -> None:
     try:
         first = oeb.score(pred, gold, schema, verdicts=True)
@@ -149,8 +149,7 @@ def test_scoring_is_deterministic(pred: dict, gold: dict, schema: dict) -> None:
     assert oeb.score(pred, gold, schema, verdicts=True) == first
 
 
-@FAST
-@given(pred=json_values(), gold=json_values(), schema=json_values())
+@property_test(150, pred=json_values(), gold=json_values(), schema=json_values())
 def test_no_json_input_crashes_the_scorer(pred: Any, gold: Any, schema: Any) -> None:
     """Anything JSON either scores or raises an `OebError` with a one-line message."""
     try:
@@ -191,8 +190,7 @@ def as_subclasses(value: Any) -> Any:
     return value
 
 
-@FAST
-@given(pred=DOCUMENTS, gold=DOCUMENTS)
+@property_test(150, pred=DOCUMENTS, gold=DOCUMENTS)
 def test_documents_of_dict_and_list_subclasses_score_as_plain_ones(pred: dict, gold: dict) -> None:
     expected = oeb.score(pred, gold, SCHEMA, verdicts=True)
     assert oeb.score(as_subclasses(pred), as_subclasses(gold), SCHEMA, verdicts=True) == expected

@@ -34,6 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reference_cases as rc
+from budgets import corpus_params
 
 import oeb
 from oeb.scoring import _nested, _solving
@@ -52,13 +53,13 @@ def test_the_corpus_is_there() -> None:
         assert {"name", "rule", "schema", "gold", "pred", "expected"} <= line.keys()
 
 
-@pytest.mark.parametrize("line", LINES, ids=[line["name"] for line in LINES])
+@pytest.mark.parametrize("line", corpus_params(LINES))
 def test_oeb_agrees_with_the_reference(line: dict[str, Any]) -> None:
     diffs = rc.replay(oeb.score, line)
     assert not diffs, f"{line['name']} ({line['rule']}):\n{rc.describe(diffs)}"
 
 
-@pytest.mark.parametrize("line", LINES[::3], ids=[line["name"] for line in LINES[::3]])
+@pytest.mark.parametrize("line", corpus_params(LINES[::3]))
 def test_oeb_agrees_with_the_reference_with_every_block_solved_lazily(monkeypatch, line: dict[str, Any]) -> None:
     """Every dense block, however small, through `oeb.scoring.dense_solver`, and the nested rows of
     every set of pairs priced together (both are what large documents use)."""

@@ -6,16 +6,21 @@ vectors, padded spans, brute force, distinct row maxima) computes it."""
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from oeb.scoring import _blocks, _weights
 from oeb.scoring._blocks import Block, NestedArrays, PricedBlock
 from oeb.scoring._weights import Columns, assignment_values
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 # Ways of cutting the work that must not change a number: tables or sorts for distinct keys, spans
 # padded together or one width at a time, rows and pairs priced a few at a time.
@@ -46,8 +51,8 @@ def pairwise(block: PricedBlock, rows: np.ndarray) -> np.ndarray:
     return block.weights(i, j).reshape(len(rows), block.m)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+@property_test(
+    300,
     seed=st.integers(0, 10**6),
     n=st.integers(1, 14),
     m=st.integers(0, 14),
@@ -97,8 +102,8 @@ def scipy_values(blocks_: np.ndarray) -> list[int]:
     return values
 
 
-@settings(max_examples=200, deadline=None)
-@given(
+@property_test(
+    200,
     seed=st.integers(0, 10**6),
     k=st.integers(1, 5),
     extra=st.integers(0, 4),

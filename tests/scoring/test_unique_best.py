@@ -7,11 +7,17 @@ are drawn with few distinct weights so that ties, shared maxima and empty lines 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb.scoring._solving import dense_matrix_pairs, unique_best
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from budgets import property_test
 
 SMALL = st.integers(1, 5).flatmap(
     lambda n: st.integers(1, 5).flatmap(
@@ -22,8 +28,7 @@ SMALL = st.integers(1, 5).flatmap(
 )
 
 
-@settings(max_examples=500, deadline=None)
-@given(weights=SMALL)
+@property_test(500, weights=SMALL)
 def test_a_unique_best_pairing_is_the_solvers(weights: list[list[int]]) -> None:
     found = unique_best(weights)
     if found is None:
