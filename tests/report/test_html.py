@@ -51,6 +51,7 @@ def _verdict_cells(dom: str) -> list[str]:
     return re.findall(r'class="l verdict k\d-text"[^>]*>([a-z_]+)<', dom)
 
 
+@pytest.mark.slow  # four Chromium starts; the fast tests keep one, the clicks below
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
 def test_the_report_renders_in_chromium(report, dataset, tmp_path) -> None:
     out, urls = report
