@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import resource
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +43,10 @@ NAMESPACE = "oeb"
 PREFIX = "grading-"
 ATTEMPTS = 3
 """A batch whose worker died is graded again on another worker, at most this many times in all."""
+HEAVY = 1 << 30
+"""A worker whose memory peaked above this (a huge document's peak mostly stays with the process)
+leaves once idle for `_SETTLE` seconds; the next command starts a fresh one."""
+_SETTLE = 10.0
 _FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 _STATE_TIMEOUT = 2.0
 
@@ -68,7 +74,7 @@ def _code_of(name: str) -> str:
 class GradingWorker:
     """One warm worker (a Ray actor): the scorer imported once, then batches graded call by call."""
 
-    def __init__(self, code: str, idle_seconds: float) -> None:
+    def __init__(self, code: str, idle_seconds: float, heavy: int = HEAVY) -> None:
         mine = code_digest()
         if mine != code:
             raise GradingError(
@@ -86,6 +92,7 @@ class GradingWorker:
         self._calls = 0
         self._last = time.monotonic()
         self._idle = idle_seconds
+        self._heavy, self._too_heavy = heavy, False
         threading.Thread(target=self._retire_when_idle, name="oeb-idle", daemon=True).start()
 
     def grade(
@@ -103,6 +110,7 @@ class GradingWorker:
             self._busy -= 1
             self._calls += 1
             self._last = time.monotonic()
+            self._too_heavy = _peak_memory() > self._heavy
 
     def state(self) -> dict[str, Any]:
         """What `oeb grade --stop-workers` and a retiring command ask: busy now, idle for how long."""
@@ -115,14 +123,22 @@ class GradingWorker:
         }
 
     def _retire_when_idle(self) -> None:
-        """Remove this worker once it has had no call for its idle time (its memory is freed)."""
+        """Remove this worker once it has had no call for its idle time, or for a few seconds when
+        a batch left it holding too much memory: its memory is freed."""
         import ray
 
         while True:
-            time.sleep(max(1.0, min(60.0, self._idle / 4)))
-            if not self._busy and time.monotonic() - self._last > self._idle:
+            time.sleep(max(1.0, min(5.0, self._idle / 4)))
+            idle = time.monotonic() - self._last
+            if not self._busy and (idle > self._idle or (self._too_heavy and idle > _SETTLE)):
                 ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
                 return
+
+
+def _peak_memory() -> int:
+    """The most memory this process has held, in bytes (what a huge document's peak leaves with it)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, Linux kilobytes
 
 
 @dataclass

@@ -130,6 +130,25 @@ def test_workers_of_another_code_are_retired_and_idle_ones_leave_by_themselves(
 
 
 @pytest.mark.ray
+def test_a_worker_whose_memory_peaked_leaves_once_idle(warm: None, tmp_path: Path) -> None:
+    import ray
+
+    folder = _answered(tmp_path / "run")
+    dataset = open_dataset(SAMPLE_DATASET)
+    row = dataset.rows[0]
+    node = ray.get_runtime_context().get_node_id()
+    options = {"name": workers._name(workers.code_digest(), node, 0), "namespace": workers.NAMESPACE}
+    worker = ray.remote(workers.GradingWorker).options(lifetime="detached", **options)
+    heavy = worker.remote(workers.code_digest(), 600, heavy=1)  # any peak is too much
+    ray.get(heavy.grade.remote(dataset, str(folder), [Item(row, 1, False)], False, {}))
+    assert len(_named()) == 1
+    deadline = time.monotonic() + 60
+    while _named() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _named() == [] and time.monotonic() < deadline
+
+
+@pytest.mark.ray
 def test_stop_workers_removes_them(warm: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dataset = open_dataset(SAMPLE_DATASET)
     folder = _answered(tmp_path / "run")
