@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,30 @@ def test_workers_of_another_code_are_retired_and_idle_ones_leave_by_themselves(
     while _named() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _named() == []
+
+
+@pytest.mark.ray
+def test_two_commands_starting_at_once_share_one_set_of_workers(warm: None, tmp_path: Path) -> None:
+    folder = _answered(tmp_path / "run")
+    dataset = open_dataset(SAMPLE_DATASET)
+    rows = [row for n, row in enumerate(dataset.rows) if n != 4]  # the fifth has no prediction
+    items = [Item(row, (folder / "predictions" / f"{row.doc_id}.json").stat().st_size, False) for row in rows]
+
+    def command(batches: list[list[Item]]) -> list[str]:
+        pool = workers.Pool({})  # both look the workers up, and start them, at the same moment
+        calls = [pool.submit(dataset, str(folder), batch, False) for batch in batches]
+        graded: list[str] = []
+        while len(graded) < len(calls):
+            for call in pool.ready([call for call in calls if call.value is None and call.error is None]):
+                graded += [result["id"] for result in pool.result(call)[0]]
+        return graded
+
+    with ThreadPoolExecutor(2) as both:
+        firsts = both.submit(command, [[item] for item in items[::2]])
+        seconds = both.submit(command, [[item] for item in items[1::2]])
+        graded = firsts.result(timeout=600) + seconds.result(timeout=600)
+    assert sorted(graded) == sorted(row.doc_id for row in rows)
+    assert len(_named()) == 2
 
 
 @pytest.mark.ray
