@@ -104,12 +104,16 @@ class Session:
 
     def poll(self, fetch: Callable[[], Any], *, interval: float, what: str) -> Iterator[Any]:
         """Yield each successful poll's result until the caller stops; sleep `interval` in between.
+        A job just submitted is first polled one interval after its submit (a poll at once only
+        costs a request: no job is done that soon); one collected later, or resumed, at once.
 
         A failed poll (transport error or transient status) is retried with growing waits, up to the
         policy's limit of consecutive failures, so a running, already-billed job is not abandoned
         for a short outage; any other failing status ends the loop at once.
         """
         polls = failures = 0
+        if self.deadline.submitted is not None:
+            self.deadline.sleep(self.deadline.submitted + interval - time.time())
         while True:
             self.deadline.check(f"{what} was still running after {polls} polls")
             polls += 1

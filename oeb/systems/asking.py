@@ -156,6 +156,9 @@ class Asking:
     """A job vendor's submitted job, still to collect (plain JSON)."""
     resubmitted: str | None = None
     """Why the document was submitted again (its job was lost, its handle unreadable)."""
+    submitted: float | None = None
+    """When the vendor took the job of `handle` (`time.time()`): its first poll waits one poll
+    interval from here, since a job just submitted is never done (None: unknown, poll at once)."""
 
     @classmethod
     def unreadable(cls, reason: str) -> Asking:
@@ -172,6 +175,7 @@ class Asking:
             "failure": None if self.failure is None else _failure_json(self.failure),
             "handle": self.handle,
             "resubmitted": self.resubmitted,
+            "submitted": self.submitted,
         }
 
     @classmethod
@@ -190,6 +194,9 @@ class Asking:
                 raise TypeError(f"handle is {type(handle).__name__}, not a JSON object")
             if resubmitted is not None and not isinstance(resubmitted, str):
                 raise TypeError("resubmitted is not text")
+            submitted = value.get("submitted")
+            if submitted is not None and (not isinstance(submitted, int | float) or isinstance(submitted, bool)):
+                raise TypeError(f"submitted is {submitted!r}, not a time")
             cost = Cost(**(value.get("cost") or {}))
             saved = value.get("failure")
             failure = None
@@ -200,7 +207,7 @@ class Asking:
                 )
         except (KeyError, TypeError, ValueError) as error:
             raise OebError(f"a saved asking cannot be read ({error})") from None
-        return cls(float(started), attempts, cost, failure, handle, resubmitted)
+        return cls(float(started), attempts, cost, failure, handle, resubmitted, submitted)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,6 +265,7 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
     # Collecting a job just submitted is the same attempt; collecting again after a failure is another.
     attempt = asking.attempts if collecting and asking.failure is None else asking.attempts + 1
     deadline.attempt = max(attempt, 1)
+    deadline.submitted = asking.submitted if collecting else None
     try:
         if collecting:
             assert asking.handle is not None
@@ -266,7 +274,8 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
             handle = adapter.submit_question(question, deadline)
             if not (isinstance(handle, dict) and is_plain(handle)):
                 raise TypeError(f"{type(adapter).__name__}.submit returned a handle that is not a JSON object")
-            return Submitted(handle, dataclasses.replace(asking, attempts=attempt, failure=None, handle=handle))
+            taken = dataclasses.replace(asking, attempts=attempt, failure=None, handle=handle, submitted=time.time())
+            return Submitted(handle, taken)
         else:
             answer = adapter.call(question, deadline)
     except SystemFailed as failure:
@@ -278,7 +287,8 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
             return _ask(adapter, question, deadline, fresh)  # submits again at once, once
         # A job whose polls failed for a while may still be running: keep its handle to collect again.
         keep = asking.handle if collecting and failure.transient else None
-        asking = Asking(asking.started, max(attempt, 1), cost, failure, keep, asking.resubmitted)
+        submitted = asking.submitted if keep is not None else None
+        asking = Asking(asking.started, max(attempt, 1), cost, failure, keep, asking.resubmitted, submitted)
         if not failure.transient or attempt > deadline.policy.retries:
             return None, failure, asking
         wait = deadline.policy.delay(attempt, failure.retry_after)
@@ -294,7 +304,9 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
         raise TypeError(f"{type(adapter).__name__}.call returned {type(answer).__name__}, not a Call")
     if not is_plain(answer.raw):
         raise TypeError(f"{type(adapter).__name__} returned a raw answer that is not plain JSON")
-    settled = dataclasses.replace(asking, attempts=max(attempt, 1), cost=asking.cost + answer.cost, handle=None)
+    settled = dataclasses.replace(
+        asking, attempts=max(attempt, 1), cost=asking.cost + answer.cost, handle=None, submitted=None
+    )
     return answer, None, settled
 
 

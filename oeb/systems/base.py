@@ -165,6 +165,9 @@ class Deadline:
         self.seconds = seconds
         self.policy = policy or RetryPolicy()
         self.attempt = 1
+        self.submitted: float | None = None
+        """When the job being collected was submitted (`time.time()`), if known: `Session.poll`
+        makes its first poll one interval after it."""
         self._clock = clock
         self._start = clock() - spent
 
