@@ -264,9 +264,14 @@ class Calls:
         return Pool.start(config, shared if shared is not None else _ray().put(dataset), folder_url)
 
     def wait(self, pending: list[Any], timeout: float) -> list[Any]:
-        """The calls among `pending` that have ended, waiting at most `timeout` seconds for one."""
+        """The calls among `pending` that have ended, waiting at most `timeout` seconds for one: every
+        one that has ended by then, so the loop takes a burst of answers in one turn, not one a turn."""
         if self.on_ray:
-            done, _ = _ray().wait(pending, num_returns=1, timeout=timeout)
+            ray = _ray()
+            done, rest = ray.wait(pending, num_returns=1, timeout=timeout)
+            if done and rest:
+                more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+                done += more
             return list(done)
         finished, _ = concurrent.futures.wait(pending, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
         return list(finished)
