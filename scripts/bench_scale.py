@@ -198,7 +198,8 @@ class TwoNodes:
     """A local two-node Ray started with `ray start` on 127.0.0.2 (a head and a worker of one CPU
     each); every process it starts carries a tag, so stopping it leaves none behind."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, census: Census) -> None:
+        self.census = census
         self.tag = uuid.uuid4().hex
         self.temp = Path(tempfile.mkdtemp(prefix="oebscale"))  # short: Ray's unix sockets live under it
         self.work = work
@@ -208,6 +209,7 @@ class TwoNodes:
     def _start(self, name: str, arguments: list[str]) -> None:
         env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
         env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "OEB_SCALE_TAG": self.tag}
+        env[CENSUS_TAG] = self.census.value
         env = _patient(env)
         env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] = "0"
         log = self.work / f"{name}.log"
@@ -246,6 +248,80 @@ class TwoNodes:
         shutil.rmtree(self.temp, ignore_errors=True)
 
 
+CENSUS_TAG = "OEB_SCALE_CENSUS"
+"""Set in the environment of the driver and of a two-node Ray: every process of the run inherits it."""
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+class Census:
+    """CPU seconds of every process of the run by kind (the driver, the actors, the grading workers,
+    Ray's daemons), read from /proc each half second: where the cores went, not only the driver's
+    share. A process that ends between two readings loses at most its last half second."""
+
+    KINDS = ("driver", "actors", "grading workers", "raylet", "gcs_server", "other processes", "py-spy")
+
+    def __init__(self) -> None:
+        self.value = uuid.uuid4().hex
+        self.tag = f"{CENSUS_TAG}={self.value}".encode()
+        self.cpu: dict[int, tuple[str, float]] = {}
+        self.skip: set[int] = set()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Census:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        while not self.done.wait(0.5):
+            self.read()
+
+    def read(self) -> None:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or (pid := int(entry.name)) in self.skip:
+                continue
+            try:
+                if pid not in self.cpu and self.tag not in (entry / "environ").read_bytes():
+                    self.skip.add(pid)
+                    continue
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            seconds = (int(fields[11]) + int(fields[12])) / _TICK
+            kind = self._kind(title)  # a worker takes its title (actor, task) after it started
+            if kind == "other processes" or self.cpu.get(pid, ("",))[0] == "actors":
+                kind = self.cpu.get(pid, (kind,))[0]
+            self.cpu[pid] = (kind, seconds)
+
+    @staticmethod
+    def _kind(title: str) -> str:
+        if Path(title.split(" ", 1)[0]).name == "py-spy":
+            return "py-spy"
+        if "--as-driver" in title:
+            return "driver"
+        if title.startswith("ray::SystemActor"):
+            return "actors"
+        if title.startswith("ray::"):
+            return "grading workers"
+        for daemon in ("raylet", "gcs_server"):
+            if daemon in title.split(" ", 1)[0]:
+                return daemon
+        return "other processes"
+
+    def totals(self) -> dict[str, tuple[int, float]]:
+        """Processes and their CPU seconds by kind, over every process seen."""
+        found = dict.fromkeys(self.KINDS, (0, 0.0))
+        for kind, seconds in self.cpu.values():
+            count, total = found[kind]
+            found[kind] = (count + 1, total + seconds)
+        return found
+
+
 class _quiet:
     """Ignore a process already gone."""
 
@@ -269,7 +345,7 @@ def _tagged(tag: str) -> list[int]:
 
 
 def run_driver(
-    args: argparse.Namespace, configs: list[Path], out: Path, work: Path, address: str | None
+    args: argparse.Namespace, configs: list[Path], out: Path, work: Path, address: str | None, census: Census
 ) -> dict[str, Any]:
     """One `oeb run` of every config in a process of its own (its plain output to driver.log)."""
     stats = work / "driver.json"
@@ -281,13 +357,25 @@ def run_driver(
     command += ["--out", str(out), "-y", "--no-details"]
     if args.profile:
         spy = str(Path(sys.executable).with_name("py-spy"))
-        command = [spy, "record", "--rate", "50", "--format", "raw", "-o", str(work / "driver.folded"), "--", *command]
+        command = [
+            spy,
+            "record",
+            "--rate",
+            "50",
+            "--gil",
+            "--format",
+            "raw",
+            "-o",
+            str(work / "driver.folded"),
+            "--",
+            *command,
+        ]
     env = os.environ | {key: "bench-fake" for key in KEYS.values()}
     if address:
         env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
     else:
         env.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env |= {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", CENSUS_TAG: census.value}
     env = _patient(env)
     began = time.monotonic()
     if args.terminal:
@@ -353,7 +441,14 @@ def hot_spots(folded: Path, top: int = 15) -> list[str]:
     return [f"{100 * n / total:5.1f}%  {frame}" for frame, n in own.most_common(top)]
 
 
-def report(args: argparse.Namespace, fakes: list[Fake], driver: dict[str, Any], out: Path, work: Path) -> bool:
+def report(
+    args: argparse.Namespace,
+    fakes: list[Fake],
+    driver: dict[str, Any],
+    out: Path,
+    work: Path,
+    cpu: dict[str, tuple[int, float]],
+) -> bool:
     """Print the figures and the targets; whether every target was met."""
     stats = {fake.label: fake.stats() for fake in fakes}
     firsts = [s["first"] for s in stats.values() if s["first"] is not None]
@@ -423,8 +518,16 @@ def report(args: argparse.Namespace, fakes: list[Fake], driver: dict[str, Any], 
             f"  {label:<26} {s['protocol']:<13} {s['requests']:>9} {rate:>7.1f} {s['cpu_seconds']:>7.1f} "
             f"{s['jobs']:>6}  {routes}"
         )
+    fakes_cpu = sum(s["cpu_seconds"] for s in stats.values())
+    cores = os.cpu_count() or 1
+    print(f"  CPU seconds by process, start to exit ({cores} cores x {wall:.0f} s = {cores * wall:.0f} s available):")
+    everything = (sum(n for n, _ in cpu.values()) + len(fakes), sum(s for _, s in cpu.values()) + fakes_cpu)
+    print(f"    {'':<24} {'processes':>9} {'CPU s':>8}")
+    for kind, (count, seconds) in [*cpu.items(), ("the fakes", (len(fakes), fakes_cpu)), ("in all", everything)]:
+        if count:
+            print(f"    {kind:<24} {count:>9} {seconds:>8.1f}")
     if args.profile and (work / "driver.folded").exists():
-        print("  where the driver's CPU went (own time, py-spy):")
+        print("  where the driver's Python CPU went (own time; py-spy --gil: samples holding the GIL):")
         for line in hot_spots(work / "driver.folded"):
             print(f"    {line}")
     if driver["exit"] != 0:
@@ -446,7 +549,12 @@ def main() -> int:
     parser.add_argument("--in-flight", type=int, default=8, help="documents in flight per system")
     parser.add_argument("--rate", type=float, default=20.0, help="starts per second per system")
     parser.add_argument("--poll", type=float, default=0.5, help="seconds between an adapter's polls")
-    parser.add_argument("--actors", type=int, default=2, help="actors per system")
+    parser.add_argument(
+        "--actors",
+        type=int,
+        help="actors per system (default: one per node; an actor waits on its vendor on threads, and each "
+        "one costs a Ray worker's start-up and about 1%% of a core while idle)",
+    )
     parser.add_argument("--nodes", type=int, default=1, choices=(1, 2))
     parser.add_argument("--profile", action="store_true", help="record the driver with py-spy")
     parser.add_argument(
@@ -454,6 +562,7 @@ def main() -> int:
     )
     parser.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
     args = parser.parse_args()
+    args.actors = args.actors or args.nodes
     if args.keep:
         args.keep.mkdir(parents=True)
     work = args.keep or Path(tempfile.mkdtemp(prefix="oeb-scale-"))
@@ -461,12 +570,13 @@ def main() -> int:
     fakes = start_fakes(args)
     try:
         configs = write_configs(args, dataset, fakes, work / "configs")
-        if args.nodes == 2:
-            with TwoNodes(work) as cluster:
-                driver = run_driver(args, configs, work / "runs", work, cluster.address)
-        else:
-            driver = run_driver(args, configs, work / "runs", work, None)
-        ok = report(args, fakes, driver, work / "runs", work)
+        with Census() as census:
+            if args.nodes == 2:
+                with TwoNodes(work, census) as cluster:
+                    driver = run_driver(args, configs, work / "runs", work, cluster.address, census)
+            else:
+                driver = run_driver(args, configs, work / "runs", work, None, census)
+        ok = report(args, fakes, driver, work / "runs", work, census.totals())
     finally:
         for fake in fakes:
             fake.process.terminate()

@@ -4,6 +4,8 @@ answer and counts one job bought per document; the synthetic dataset opens and c
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -65,3 +67,16 @@ def test_the_synthetic_dataset_opens_and_checks(tmp_path: Path) -> None:
     dataset.check_golds()
     assert len({label for label, _, _ in bench.SYSTEMS}) == len(bench.SYSTEMS) == 10
     assert {protocol for _, protocol, _ in bench.SYSTEMS} == set(fakes.PROTOCOLS)
+
+
+def test_the_census_counts_the_cpu_of_the_runs_processes_only() -> None:
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\ntime.sleep(1.5)"
+    with bench.Census() as census:
+        tagged = subprocess.Popen([sys.executable, "-c", burn], env=os.environ | {bench.CENSUS_TAG: census.value})
+        other = subprocess.Popen([sys.executable, "-c", burn])
+        tagged.wait()
+        other.wait()
+    counted = {kind: found for kind, found in census.totals().items() if found[0]}
+    assert list(counted) == ["other processes"]  # one process: not the driver, an actor or a Ray daemon
+    processes, seconds = counted["other processes"]
+    assert processes == 1 and 0.35 <= seconds < 1.0
