@@ -3,7 +3,6 @@
 import copy
 
 import pytest
-from ray.autoscaler._private.util import prepare_config, validate_config
 
 from .common import CLUSTER, IMAGE, load_yaml
 
@@ -14,6 +13,10 @@ def config() -> dict:
 
 
 def check(config: dict) -> dict:
+    """Ray's own preparation and validation of a launcher config (Ray imported here, not when every
+    test module is collected: it takes a second or two)."""
+    from ray.autoscaler._private.util import prepare_config, validate_config
+
     prepared = prepare_config(copy.deepcopy(config))
     validate_config(prepared)
     return prepared
