@@ -52,7 +52,8 @@ WARM_VARIABLE = "OEB_WARM_MINUTES"
 """Minutes a warm grading worker waits for its next call before it removes itself; 0: none."""
 WARM_MINUTES = 30.0
 _AUTH_MODE = "RAY_AUTH_MODE"
-_FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
+FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
+"""The variables workers get from the driver: storage settings (never a system's API key)."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,7 @@ def timing(phase: str, seconds: float, cpu: float | None = None) -> None:
 
 def worker_env() -> dict[str, str]:
     """The driver's variables that workers need to reach storage (never a system's API key)."""
-    return {name: value for name, value in os.environ.items() if value and name.startswith(_FORWARDED_PREFIXES)}
+    return {name: value for name, value in os.environ.items() if value and name.startswith(FORWARDED_PREFIXES)}
 
 
 def system_keys(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:

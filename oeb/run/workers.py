@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import oeb
 from oeb.errors import GradingError, UsageError
-from oeb.run.cluster import ADDRESS_VARIABLE, choose, session, warm_minutes, worker_env
+from oeb.run.cluster import ADDRESS_VARIABLE, FORWARDED_PREFIXES, choose, session, warm_minutes, worker_env
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
@@ -47,7 +47,6 @@ HEAVY = 1 << 30
 """A worker whose memory peaked above this (a huge document's peak mostly stays with the process)
 leaves once idle for `_SETTLE` seconds; the next command starts a fresh one."""
 _SETTLE = 10.0
-_FORWARDED_PREFIXES = ("AWS_", "HF_", "OEB_")
 _STATE_TIMEOUT = 2.0
 
 
@@ -87,7 +86,8 @@ class GradingWorker:
 
         self._grade = grade_batch
         self._node = ray.get_runtime_context().get_node_id()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one batch at a time (`state` answers meanwhile)
+        self._counting = threading.Lock()
         self._busy = 0
         self._calls = 0
         self._last = time.monotonic()
@@ -99,21 +99,23 @@ class GradingWorker:
         self, dataset: Dataset, folder: str, items: list[Item], details: bool, env: dict[str, str]
     ) -> tuple[list[dict[str, Any]], str]:
         """One batch with the calling command's storage settings, and the node that scored it."""
-        self._busy += 1
+        with self._counting:
+            self._busy += 1
         try:
             with self._lock:
-                for name in [name for name in os.environ if name.startswith(_FORWARDED_PREFIXES)]:
+                for name in [name for name in os.environ if name.startswith(FORWARDED_PREFIXES)]:
                     del os.environ[name]
                 os.environ.update(env)
                 return self._grade(dataset, folder, items, details), self._node
         finally:
-            self._busy -= 1
-            self._calls += 1
-            self._last = time.monotonic()
+            with self._counting:
+                self._busy -= 1
+                self._calls += 1
+                self._last = time.monotonic()
             self._too_heavy = _peak_memory() > self._heavy
 
     def state(self) -> dict[str, Any]:
-        """What `oeb grade --stop-workers` and a retiring command ask: busy now, idle for how long."""
+        """What a command retiring the workers of another code asks: busy now, idle for how long."""
         return {
             "pid": os.getpid(),
             "node": self._node,
