@@ -35,7 +35,7 @@ from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
 from oeb.run import cluster, pages, workers
 from oeb.run.folder import RunFolder
-from oeb.run.grade_task import Item, grade_batch, scorer_digest
+from oeb.run.grade_task import Item, dataset_of, grade_batch, put_once, scorer_digest
 from oeb.run.provenance import provenance
 from oeb.run.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
 
@@ -90,11 +90,11 @@ class _InProcess:
         return handle[0], "process"
 
 
-def _grade_task(dataset: Dataset, folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
-    """One batch on a Ray worker, and the node that scored it."""
+def _grade_task(dataset: list[Any], folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
+    """One batch on a Ray worker (`dataset`: `put_once`'s boxed reference), and the node that scored it."""
     import ray
 
-    return grade_batch(dataset, folder, items, details), ray.get_runtime_context().get_node_id()
+    return grade_batch(dataset_of(dataset), folder, items, details), ray.get_runtime_context().get_node_id()
 
 
 class _OnRay:
@@ -117,10 +117,9 @@ class _OnRay:
         self._datasets: dict[int, tuple[Dataset, Any]] = {}
 
     def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any:
-        shared = self._datasets.setdefault(id(dataset), (dataset, self._ray.put(dataset)))
         memory = min(self._cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * sum(item.size for item in items))
         options = self._task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
-        return options.remote(shared[1], folder, items, details)
+        return options.remote(put_once(self._datasets, dataset), folder, items, details)
 
     def ready(self, handles: list[Any]) -> list[Any]:
         done, _ = self._ray.wait(handles, num_returns=1, timeout=_WAIT_SECONDS)
