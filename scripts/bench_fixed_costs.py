@@ -198,43 +198,40 @@ def _report(name: str, runs: list[tuple[float, dict[str, float], str]]) -> None:
           + (f"; phases (median s): {shown}" if shown else ""), flush=True)  # fmt: skip
 
 
+HEAD_ATTEMPTS = 2
+"""On a busy machine a head can miss Ray's fixed 30-s start-up wait; a second start then succeeds."""
+
+
 def ray_head(temp: Path, port: int = 6611) -> tuple[subprocess.Popen[bytes], str]:
     """`ray start --head --block` without the dashboard, in its own temp folder and on ports of its
     own (`port`, its client server on the next); returns it once it is up, and its address (given to
     oeb explicitly: `auto` picks any Ray it finds on the machine, and a shared machine runs several).
     Stop it with `os.killpg(head.pid, signal.SIGTERM)`."""
     ray = Path(sys.executable).parent / "ray"
-    log = (temp / "head.log").open("wb")
-    head = subprocess.Popen(
-        [
-            str(ray),
-            "start",
-            "--head",
-            "--block",
-            "--num-cpus=2",
-            "--include-dashboard=false",
-            f"--port={port}",
-            f"--ray-client-server-port={port + 1}",
-            f"--temp-dir={temp / 'r'}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=_env(RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", RAY_USAGE_STATS_ENABLED="0"),
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 180
-    while b"Ray runtime started" not in (temp / "head.log").read_bytes():
-        if head.poll() is not None or time.monotonic() > deadline:
-            log_text = (temp / "head.log").read_text()[-2000:]
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(head.pid, 9)
+    command = [str(ray), "start", "--head", "--block", "--num-cpus=2", "--include-dashboard=false"]
+    command += [f"--port={port}", f"--ray-client-server-port={port + 1}", f"--temp-dir={temp / 'r'}"]
+    env = _env(RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", RAY_USAGE_STATS_ENABLED="0")
+    for attempt in range(1, HEAD_ATTEMPTS + 1):
+        with (temp / "head.log").open("wb") as log:
+            head = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.monotonic() + 180
+        while b"Ray runtime started" not in (temp / "head.log").read_bytes():
+            if head.poll() is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        else:
+            address = re.search(r"--address='([^']+)'", (temp / "head.log").read_text())
+            if address is None:
+                raise SystemExit(f"no address in {temp / 'head.log'}")
+            return head, address.group(1)
+        log_text = (temp / "head.log").read_text()[-2000:]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, 9)
+        head.wait(60)
+        if attempt == HEAD_ATTEMPTS:
             shutil.rmtree(temp, ignore_errors=True)
-            raise SystemExit(f"ray start failed:\n{log_text}")
-        time.sleep(0.2)
-    address = re.search(r"--address='([^']+)'", (temp / "head.log").read_text())
-    if address is None:
-        raise SystemExit(f"no address in {temp / 'head.log'}")
-    return head, address.group(1)
+            raise SystemExit(f"ray start failed {HEAD_ATTEMPTS} times; the last said:\n{log_text}")
+    raise AssertionError("unreachable")
 
 
 def _idle_workers_mb() -> list[float]:
