@@ -205,6 +205,8 @@ def read_many(folder: str, paths: Sequence[str]) -> dict[str, bytes | StorageErr
                 raise
             return reported
 
+    if len(paths) <= 1:  # one file (a document's gold, as grading reads it): no pool to start and join
+        return {path: read(path) for path in paths}
     with ThreadPoolExecutor(max_workers=_READ_THREADS) as pool:
         return dict(zip(paths, pool.map(read, paths), strict=True))
 
