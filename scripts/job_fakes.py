@@ -23,6 +23,7 @@ import json
 import math
 import random
 import re
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -330,8 +331,15 @@ def server(fake: JobFake, port: int = 0) -> ThreadingHTTPServer:
 
         do_GET = do_POST = do_PUT = _serve
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    httpd.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            """A client that closes a kept-alive connection (oeb exiting) is no error worth a traceback."""
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)
+
+    httpd = Server(("127.0.0.1", port), Handler)
     host, bound = httpd.server_address[:2]
     fake.url = f"http://{host!s}:{bound}"
     return httpd
