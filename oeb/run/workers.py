@@ -82,9 +82,9 @@ class GradingWorker:
             )
         import ray
 
-        from oeb.run.grade_task import grade_batch  # the scorer, numpy, scipy, pyarrow: imported once
+        from oeb.run.grade_task import dataset_of, grade_batch  # the scorer, numpy, scipy, pyarrow: once
 
-        self._grade = grade_batch
+        self._grade, self._dataset_of = grade_batch, dataset_of
         self._node = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()  # one batch at a time (`state` answers meanwhile)
         self._counting = threading.Lock()
@@ -96,9 +96,10 @@ class GradingWorker:
         threading.Thread(target=self._retire_when_idle, name="oeb-idle", daemon=True).start()
 
     def grade(
-        self, dataset: Dataset, folder: str, items: list[Item], details: bool, env: dict[str, str]
+        self, dataset: list[Any], folder: str, items: list[Item], details: bool, env: dict[str, str]
     ) -> tuple[list[dict[str, Any]], str]:
-        """One batch with the calling command's storage settings, and the node that scored it."""
+        """One batch with the calling command's storage settings (`dataset`: `put_once`'s boxed
+        reference, read once per worker), and the node that scored it."""
         with self._counting:
             self._busy += 1
         try:
@@ -106,7 +107,7 @@ class GradingWorker:
                 for name in [name for name in os.environ if name.startswith(FORWARDED_PREFIXES)]:
                     del os.environ[name]
                 os.environ.update(env)
-                return self._grade(dataset, folder, items, details), self._node
+                return self._grade(self._dataset_of(dataset), folder, items, details), self._node
         finally:
             with self._counting:
                 self._busy -= 1
@@ -226,8 +227,9 @@ class Pool:
 
     def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> _Call:
         """Send a batch to the least busy worker."""
-        shared = self._datasets.setdefault(id(dataset), (dataset, self._ray.put(dataset)))
-        call = _Call((shared[1], folder, items, details, self._env))
+        from oeb.run.grade_task import put_once
+
+        call = _Call((put_once(self._datasets, dataset), folder, items, details, self._env))
         self._send(call)
         return call
 
