@@ -10,6 +10,7 @@ Grading a folder again is `oeb.run.regrade.grade_folder`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime
@@ -28,7 +29,7 @@ from oeb.run._set import apply_sets
 from oeb.run.cluster import choose, session, worker_env
 from oeb.run.config import Config, check_tree, read_tree
 from oeb.run.folder import IDENTITY, TASK, RunFolder, identity, new_name
-from oeb.run.grade_stage import Grader
+from oeb.run.grade_stage import Graded, Grader
 from oeb.run.lock import ensure_free
 from oeb.run.progress import RunProgress
 from oeb.run.regrade import grade_folder, open_folder  # noqa: F401  (moved there; imported here by callers)
@@ -424,7 +425,7 @@ def execute_all(
     lock throughout (`force_unlock` takes an s3:// lock whose holder seems alive). A system that
     stops or reaches its budget is not graded (its folder waits for `oeb resume`); the others go on.
     New folders get config.yaml and settings.json before anything else starts."""
-    from oeb.run.predict import Job, predict_jobs  # Ray actors: imported only when a run goes ahead
+    from oeb.run.predict import Job, Predicted, predict_jobs  # Ray actors: imported only when a run goes ahead
 
     for plan in plans:
         if not plan.resumed:
@@ -451,14 +452,25 @@ def execute_all(
             graders[job.label].add(doc_id, record)
             _show_grading(progress, graders.values())
 
-        predicted = predict_jobs(work, progress, on_saved=saved)
+        # A system that is done finishes its grading at once, on a thread, while the others still ask:
+        # only the last system's finish is left after the last answer. Left before the graders: a
+        # failed run waits for the finishes under way.
+        finishing = held.enter_context(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="oeb-finish"))
+        finished: dict[str, concurrent.futures.Future[Graded]] = {}
+
+        def done(job: Job, stage: Predicted) -> None:
+            if stage.stopped is None:
+                finished[job.label] = finishing.submit(graders[job.label].finish)
+
+        predicted = predict_jobs(work, progress, on_saved=saved, on_done=done)
         ended = []
         for plan, stage in zip(plans, predicted, strict=True):
             if stage.stopped is not None:
                 graders[plan.label].abandon(stage.stopped)
                 ended.append(Ended(plan, None, stage.stopped))
                 continue
-            graded = graders[plan.label].finish()
+            future = finished.get(plan.label)
+            graded = future.result() if future is not None else graders[plan.label].finish()
             _show_grading(progress, graders.values())
             result = RunResult(graded.report, stage.stats, graded.nodes)
             ended.append(Ended(plan, result, _nothing_answered(plan, graded.report)))

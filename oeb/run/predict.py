@@ -339,6 +339,9 @@ class Job:
 
 Saved = Callable[[Job, str, dict[str, Any]], None]
 """Called with (job, doc_id, record) once a record is saved: the grading that starts at once."""
+Done = Callable[[Job, "Predicted"], None]
+"""Called with (job, its predict stage) once a system has nothing left to ask and every record it got
+is saved, while others may still be asking: its grading can finish now, not after the slowest."""
 
 
 @dataclass
@@ -360,6 +363,10 @@ class SystemRun:
     died: Counter[str] = field(default_factory=Counter)
     handles: set[str] = field(default_factory=set)
     """Documents whose job handle is written in the folder (removed once their record is saved)."""
+    saving: int = 0
+    """Records queued to the `Saver` and not yet taken back by the loop."""
+    done_said: bool = False
+    """Whether `Done` was called for this system."""
     stop: str | None = None
     bug: BaseException | None = None
     left: int | None = None
@@ -461,11 +468,15 @@ def predict_rows(config: Config, dataset: Dataset, rows: Sequence[Row], folder: 
 
 
 def predict_jobs(
-    jobs: Sequence[Job], progress: RunProgress | None = None, on_saved: Saved | None = None
+    jobs: Sequence[Job],
+    progress: RunProgress | None = None,
+    on_saved: Saved | None = None,
+    on_done: Done | None = None,
 ) -> list[Predicted]:
     """Predict every job's rows side by side in one driver loop, saving each record as it comes and
-    calling `on_saved(job, doc_id)` after; per job its statistics and its stop, if any. A bug in an
-    adapter is raised once every system has stopped; Ctrl-C raises `Interrupted`."""
+    calling `on_saved(job, doc_id)` after, and `on_done(job, stage)` as each system ends (not for a
+    system stopped by a bug); per job its statistics and its stop, if any. A bug in an adapter is
+    raised once every system has stopped; Ctrl-C raises `Interrupted`."""
     runs: list[SystemRun] = []
     calls = Calls(uses_ray())
     shown = progress or RunProgress([job.label for job in jobs], {job.label: len(job.rows) for job in jobs})
@@ -473,7 +484,7 @@ def predict_jobs(
         for job in jobs:
             runs.append(_start(calls, job, runs))
         with contextlib.nullcontext() if progress else shown:
-            _loop(calls, runs, shown, on_saved)
+            _loop(calls, runs, shown, on_saved, on_done)
     except KeyboardInterrupt:
         resume = " ".join(job.folder.url for job in jobs)
         total = sum(len(job.rows) for job in jobs)
@@ -525,6 +536,7 @@ class Saver:
     def save(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
         """Queue the document's record (and, with `handle`, its job handle's removal after it)."""
         self.pending += 1
+        run.saving += 1
         self._pool.submit(self._write, run, row, record, handle)
 
     def _write(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
@@ -548,7 +560,8 @@ class Saver:
         except queue.Empty:
             pass
         self.pending -= len(done)
-        for _, _, _, error in done:
+        for run, _, _, error in done:
+            run.saving -= 1
             if error is not None:
                 raise error
         return [(run, row, record) for run, row, record, _ in done]
@@ -557,7 +570,9 @@ class Saver:
         self._pool.shutdown(wait=True)
 
 
-def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: Saved | None) -> None:
+def _loop(
+    calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: Saved | None, on_done: Done | None = None
+) -> None:
     """The one driver loop: each system submits what it may, then one wait over every call in flight,
     then the saves that finished meanwhile are counted, shown and graded."""
     pending: dict[Any, Call] = {}
@@ -575,6 +590,11 @@ def _loop(calls: Calls, runs: list[SystemRun], progress: RunProgress, on_saved: 
                 wait = 0.0
             for run, row, record in saver.finished(wait):
                 _saved(run, row, record, progress, on_saved)
+            for run in runs:
+                if not (run.done_said or run.busy() or run.saving or run.bug):
+                    run.done_said = True
+                    if on_done is not None:
+                        on_done(run.job, Predicted(run.stats(), _stopped(run)))
     finally:
         saver.close()
     for run in runs:
