@@ -138,6 +138,9 @@ class JobFile(TypedDict):
     handle: dict[str, JSON] | None
     """The vendor's job id and whatever collecting needs; never a key."""
     resubmitted: str | None
+    submitted: NotRequired[float | None]
+    """When the vendor took the job (wall clock): its first poll waits one poll interval from here.
+    Absent in files written before it was kept: the job is then polled at once."""
 
 
 Status = Literal["scored", "failed"]
