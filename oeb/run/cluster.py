@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oeb.errors import RayUnavailable, UsageError
@@ -120,9 +121,19 @@ def choose(address: str | None, *, documents: int, work: int | None = None) -> W
     if address == "local":
         return Where("local", address, source)
     if address:
-        return Where("attached", address, source, warm=warm_minutes() > 0)
+        return Where("attached", address, source, warm=warm_minutes() > 0 and not _temporary_code())
     small = documents <= SMALL_JOB and (work is None or work <= SMALL_WORK)
     return Where("process") if small else Where("local")
+
+
+def _temporary_code() -> bool:
+    """Whether oeb runs from a Ray job's package (`working_dir`, `py_modules`: the Jobs API, as
+    `scripts/submit.py` and `make bench` on a cluster send it). Ray deletes that package when the job
+    ends, so no worker may outlive the command: such a run grades on tasks of its own. (Warm workers
+    started from it lost files while the job still ran: "No such file" on oeb/__main__.py.)"""
+    import oeb
+
+    return any(part.startswith("_ray_pkg_") for part in Path(oeb.__file__).resolve().parts)
 
 
 def warm_minutes() -> float:

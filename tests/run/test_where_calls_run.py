@@ -61,3 +61,16 @@ def test_a_run_without_ray_writes_what_a_run_on_ray_writes(ray_cluster: None, tm
     assert records_a.keys() == records_b.keys()
     assert {k: _timeless(v) for k, v in records_a.items()} == {k: _timeless(v) for k, v in records_b.items()}
     assert (a / "field_matching" / "scores.jsonl").read_bytes() == (b / "field_matching" / "scores.jsonl").read_bytes()
+
+
+def test_a_command_run_from_a_ray_jobs_package_grades_on_tasks_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray deletes a job's package (working_dir) with the job: no warm worker may run its code."""
+    import oeb
+    from oeb.run import cluster
+
+    monkeypatch.delenv("OEB_WARM_MINUTES", raising=False)
+    assert cluster.choose("auto", documents=5).warm
+    job = "/tmp/ray/session_1/runtime_resources/working_dir_files/_ray_pkg_0123abcd/oeb/__init__.py"
+    monkeypatch.setattr(oeb, "__file__", job)
+    where = cluster.choose("auto", documents=5)
+    assert where.kind == "attached" and not where.warm
