@@ -69,6 +69,7 @@ def test_a_command_run_from_a_ray_jobs_package_grades_on_tasks_of_its_own(monkey
     from oeb.run import cluster
 
     monkeypatch.delenv("OEB_WARM_MINUTES", raising=False)
+    monkeypatch.setattr(cluster, "_ray_open", lambda: False)  # this module's Ray tests may have opened one
     assert cluster.choose("auto", documents=5).warm
     job = "/tmp/ray/session_1/runtime_resources/working_dir_files/_ray_pkg_0123abcd/oeb/__init__.py"
     monkeypatch.setattr(oeb, "__file__", job)
