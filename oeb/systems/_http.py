@@ -3,7 +3,6 @@ into the failure taxonomy, and one poll loop that never abandons a job already p
 
 from __future__ import annotations
 
-import atexit
 import email.utils
 import functools
 import ssl
@@ -103,16 +102,6 @@ def _give_back(key: _Key, client: httpx.Client) -> None:
             closing += _IDLE.pop(next(iter(_IDLE)))
     for stale in closing:
         stale.close()
-
-
-@atexit.register
-def _close_idle() -> None:
-    """Close the kept connections when the process ends (not left to the garbage collector)."""
-    with _IDLE_LOCK:
-        closing = [client for clients in _IDLE.values() for client in clients]
-        _IDLE.clear()
-    for client in closing:
-        client.close()
 
 
 class Session:
