@@ -69,57 +69,42 @@ def held(handle: dict[str, Any], key: str, system: str) -> str:
     return value
 
 
-_Key = tuple[str, tuple[tuple[str, str], ...]]
-_IDLE: dict[_Key, list[httpx.Client]] = {}
-"""Clients no document is using, by vendor address and headers, newest last."""
-_IDLE_LOCK = threading.Lock()
-_IDLE_KEYS = 32
-"""Vendor addresses (with their headers) whose idle clients are kept; the oldest one's are closed past it."""
-_IDLE_PER_KEY = 16
-"""Idle clients kept per vendor address: about the documents one process asks it at once."""
+_CLIENTS: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.Client] = {}
+_CLIENTS_LOCK = threading.Lock()
+_CLIENTS_KEPT = 32
+"""Clients kept at once (a vendor address and its headers each); the oldest is closed past it."""
 
 
-def _take(key: _Key) -> httpx.Client:
-    """An idle client of `key` (its connections still open from an earlier document), or a new one.
-    A client serves one document at a time: httpx's pool, shared by threads, once closed a
-    connection another thread was reading ("Bad file descriptor")."""
-    with _IDLE_LOCK:
-        idle = _IDLE.get(key)
-        if idle:
-            return idle.pop()
-    base_url, headers = key
-    return httpx.Client(base_url=base_url, headers=dict(headers), verify=_tls())
-
-
-def _give_back(key: _Key, client: httpx.Client) -> None:
-    """Keep a document's client for the next document of the same vendor (or close it)."""
-    closing: list[httpx.Client] = []
-    with _IDLE_LOCK:
-        idle = _IDLE.pop(key, [])  # re-inserted last: the oldest vendor address is first
-        (idle if len(idle) < _IDLE_PER_KEY else closing).append(client)
-        _IDLE[key] = idle
-        while len(_IDLE) > _IDLE_KEYS:
-            closing += _IDLE.pop(next(iter(_IDLE)))
-    for stale in closing:
-        stale.close()
+def _client(base_url: str, headers: dict[str, str]) -> httpx.Client:
+    """The process's client for one vendor address and headers (its key). Documents share it, so
+    their requests reuse its open connections and TLS sessions instead of a new client, connection
+    and handshake per document; httpx's client is safe to share between threads."""
+    key = (base_url, tuple(sorted(headers.items())))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            if len(_CLIENTS) >= _CLIENTS_KEPT:
+                _CLIENTS.pop(next(iter(_CLIENTS))).close()
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=_CLIENTS_KEPT)
+            client = httpx.Client(base_url=base_url, headers=headers, verify=_tls(), limits=limits)
+            _CLIENTS[key] = client
+        return client
 
 
 class Session:
-    """One document's requests to one vendor: a client (kept for the next document, so its
-    connections and TLS sessions are reused instead of a new connection and handshake each time)
-    plus the deadline every request is cut to."""
+    """One document's requests to one vendor: the vendor's shared client plus the deadline every
+    request is cut to."""
 
     def __init__(self, system: str, deadline: Deadline, *, base_url: str = "", headers: dict[str, str]) -> None:
         self.system = system
         self.deadline = deadline
-        self._key: _Key = (base_url, tuple(sorted({"User-Agent": USER_AGENT, **headers}.items())))
-        self.client = _take(self._key)
+        self.client = _client(base_url, {"User-Agent": USER_AGENT, **headers})
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _give_back(self._key, self.client)
+        """Nothing to close: the client and its connections serve the next document."""
 
     def send(
         self, method: str, url: str, what: str, *, timeout: float, expect: int | None = None, **kwargs: Any
