@@ -6,7 +6,6 @@ from __future__ import annotations
 import email.utils
 import functools
 import ssl
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -69,42 +68,19 @@ def held(handle: dict[str, Any], key: str, system: str) -> str:
     return value
 
 
-_CLIENTS: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.Client] = {}
-_CLIENTS_LOCK = threading.Lock()
-_CLIENTS_KEPT = 32
-"""Clients kept at once (a vendor address and its headers each); the oldest is closed past it."""
-
-
-def _client(base_url: str, headers: dict[str, str]) -> httpx.Client:
-    """The process's client for one vendor address and headers (its key). Documents share it, so
-    their requests reuse its open connections and TLS sessions instead of a new client, connection
-    and handshake per document; httpx's client is safe to share between threads."""
-    key = (base_url, tuple(sorted(headers.items())))
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            if len(_CLIENTS) >= _CLIENTS_KEPT:
-                _CLIENTS.pop(next(iter(_CLIENTS))).close()
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=_CLIENTS_KEPT)
-            client = httpx.Client(base_url=base_url, headers=headers, verify=_tls(), limits=limits)
-            _CLIENTS[key] = client
-        return client
-
-
 class Session:
-    """One document's requests to one vendor: the vendor's shared client plus the deadline every
-    request is cut to."""
+    """One document's requests to one vendor: a client plus the deadline every request is cut to."""
 
     def __init__(self, system: str, deadline: Deadline, *, base_url: str = "", headers: dict[str, str]) -> None:
         self.system = system
         self.deadline = deadline
-        self.client = _client(base_url, {"User-Agent": USER_AGENT, **headers})
+        self.client = httpx.Client(base_url=base_url, headers={"User-Agent": USER_AGENT, **headers}, verify=_tls())
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Nothing to close: the client and its connections serve the next document."""
+        self.client.close()
 
     def send(
         self, method: str, url: str, what: str, *, timeout: float, expect: int | None = None, **kwargs: Any
