@@ -185,7 +185,7 @@ class Asking:
             raise OebError(f"a saved asking is a JSON object, not {type(value).__name__}")
         try:
             started, attempts = value["started"], value.get("attempts", 0)
-            if not isinstance(started, int | float) or isinstance(started, bool):
+            if not _is_time(started):
                 raise TypeError(f"started is {started!r}, not a time")
             if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
                 raise TypeError(f"attempts is {attempts!r}, not a count")
@@ -195,7 +195,7 @@ class Asking:
             if resubmitted is not None and not isinstance(resubmitted, str):
                 raise TypeError("resubmitted is not text")
             submitted = value.get("submitted")
-            if submitted is not None and (not isinstance(submitted, int | float) or isinstance(submitted, bool)):
+            if submitted is not None and not _is_time(submitted):
                 raise TypeError(f"submitted is {submitted!r}, not a time")
             cost = Cost(**(value.get("cost") or {}))
             saved = value.get("failure")
@@ -208,6 +208,11 @@ class Asking:
         except (KeyError, TypeError, ValueError) as error:
             raise OebError(f"a saved asking cannot be read ({error})") from None
         return cls(float(started), attempts, cost, failure, handle, resubmitted, submitted)
+
+
+def _is_time(value: Any) -> bool:
+    """Whether a saved value is a Unix time (a number; JSON's true and false are not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)
