@@ -293,7 +293,9 @@ class _Problems:
         self.seen: set[str] = set()
 
     def add(self, key: str, problem: str) -> None:
-        self.found.append(f"{key} {problem}")
+        # A key is the user's own text: one with a line break or a control character is quoted, so the
+        # error stays on one line.
+        self.found.append(f"{key if key.isprintable() else repr(key)} {problem}")
 
     def raise_if_any(self, where: str) -> None:
         if self.found:

@@ -46,6 +46,10 @@ BROKEN_FILES = {
     "empty": ("", ("a config is a mapping of dataset",)),
     "a Python object tag": ("dataset: !!python/object/apply:os.system [ls]\n", ("is not YAML", "constructor")),
     "nested 10,000 deep": (f"dataset: {DEEP}\n", ("is not YAML", "nests more than 100 levels deep")),
+    "a key with a line break": (
+        config_text(scorers='{"field\\nmatching": {}}').replace("scorers:\n  field_matching: {}\n", ""),
+        ("'scorers.field\\nmatching' is not a scorer",),
+    ),
     "an alias bomb": (BOMB + config_text(timeout="*b8"), ("is not YAML", "100,000 values", "write the values out")),
 }
 BAD_SETS = {
