@@ -17,6 +17,7 @@ An *expected* value is the JSON form used in the example files: the result dict,
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -425,6 +426,12 @@ def iter_corpus(path: Path) -> Iterator[dict[str, Json]]:
                     yield json.loads(text)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{path}:{number}: not JSON: {exc}") from exc
+
+
+@functools.cache
+def corpus(path: Path) -> tuple[dict[str, Json], ...]:
+    """A corpus file's lines, read once per process: several test modules parametrize over it."""
+    return tuple(iter_corpus(path)) if path.exists() else ()
 
 
 def replay(score: ScoreFn, line: Mapping[str, Json]) -> list[Difference]:

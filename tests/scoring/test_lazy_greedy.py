@@ -78,8 +78,7 @@ def test_whole_documents_score_as_with_the_greedy_in_tiers(monkeypatch, noise: f
     assert oeb.score(pred, gold, schema, verdicts=True) == expected
 
 
-CORPUS = rc.iter_corpus(Path(__file__).resolve().parent / "data" / "reference_random.jsonl")
-SAMPLE = list(CORPUS)[::5]
+SAMPLE = rc.corpus(Path(__file__).resolve().parent / "data" / "reference_random.jsonl")[::5]
 
 
 @pytest.mark.parametrize("line", corpus_params(SAMPLE))

@@ -40,7 +40,7 @@ import oeb
 from oeb.scoring import _nested, _solving
 
 CORPUS = Path(__file__).resolve().parent / "data" / "reference_random.jsonl"
-LINES: list[dict[str, Any]] = list(rc.iter_corpus(CORPUS)) if CORPUS.exists() else []
+LINES = rc.corpus(CORPUS)
 
 
 def test_the_corpus_is_there() -> None:
