@@ -103,9 +103,11 @@ class Session:
             return response.json()
 
     def poll(self, fetch: Callable[[], Any], *, interval: float, what: str) -> Iterator[Any]:
-        """Yield each successful poll's result until the caller stops; sleep `interval` in between.
-        A job just submitted is first polled one interval after its submit (a poll at once only
-        costs a request: no job is done that soon); one collected later, or resumed, at once.
+        """Yield each successful poll's result until the caller stops. Polls start `interval` apart
+        (start to start: the time a poll takes is not added to the wait, or every poll would see a
+        finished job later). A job just submitted is first polled one interval after its submit (a
+        poll at once only costs a request: no job is done that soon); one collected later, or
+        resumed, at once.
 
         A failed poll (transport error or transient status) is retried with growing waits, up to the
         policy's limit of consecutive failures, so a running, already-billed job is not abandoned
@@ -117,6 +119,7 @@ class Session:
         while True:
             self.deadline.check(f"{what} was still running after {polls} polls")
             polls += 1
+            started = time.time()
             try:
                 result = fetch()
             except SystemFailed as error:
@@ -128,4 +131,4 @@ class Session:
                 continue
             failures = 0
             yield result
-            self.deadline.sleep(interval)
+            self.deadline.sleep(started + interval - time.time())

@@ -1,18 +1,21 @@
-"""When a job vendor's job is first polled: one poll interval after the vendor took it (a job just
+"""When a job vendor's job is polled: first one poll interval after the vendor took it (a job just
 submitted is never done, so a poll at once only costs a request), but at once for a job submitted
-long ago (collected after a crash or a resume) or whose submit time was never saved."""
+long ago (collected after a crash or a resume) or whose submit time was never saved; then one
+interval apart, start to start, however long each poll takes."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from oeb.systems import Asking, get
-from systems.fake_vendor import FakeVendor
+from systems.fake_vendor import FakeVendor, Request
 from systems.test_submit_collect import each_job_vendor, step, submitted
 from systems.vendors import ANSWER, Vendor
 
@@ -47,3 +50,22 @@ def test_a_job_submitted_long_ago_or_at_an_unknown_time_is_polled_at_once(
         assert (record["output"], record["error"]) == (ANSWER, None)
         polled = min(request.received for request in fake.sent(*vendor.finish) if request.received >= asked)
         assert polled - asked < 0.5  # at once, not after the 1-s interval
+
+
+@pytest.mark.slow  # four polls of an interval each per vendor
+@each_job_vendor
+def test_polls_start_one_interval_apart_however_long_each_takes(vendor: Vendor, fake: FakeVendor, pdf: Path) -> None:
+    running = fake.routes[vendor.finish][0]
+
+    def slow(request: Request) -> Any:
+        time.sleep(0.2)  # the vendor takes half an interval to answer each poll
+        return running(request) if callable(running) else running
+
+    fake.routes[vendor.finish][:1] = [slow, slow, slow]
+    system = get(vendor.system, vendor.options(fake.url) | {"poll_interval": INTERVAL})
+    record = step(system, pdf, submitted(step(system, pdf)).asking)
+    assert record["output"] == ANSWER
+    polls = [request.received for request in fake.sent(*vendor.finish)]
+    assert len(polls) == 4
+    gaps = [later - earlier for earlier, later in itertools.pairwise(polls)]
+    assert all(INTERVAL - 0.02 <= gap < INTERVAL + 0.15 for gap in gaps), gaps  # not interval + 0.2
