@@ -6,9 +6,10 @@ The scorer's names are loaded on first use: `import oeb` (and so every `oeb` com
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from oeb._lazy import loader
 
 if TYPE_CHECKING:
     from oeb.scoring import (
@@ -49,8 +50,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The scorer's public names, imported from `oeb.scoring` when first asked for."""
-    if name in __all__:
-        return getattr(importlib.import_module("oeb.scoring"), name)
-    raise AttributeError(f"module 'oeb' has no attribute {name!r}")
+__getattr__ = loader(__name__, dict.fromkeys(set(__all__) - {"__version__"}, "oeb.scoring"))

@@ -17,7 +17,7 @@ from oeb import _json, storage
 from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run import pages
-from oeb.scoring.score import RESULTS
+from oeb.scoring import RESULTS
 
 _SAME = ("dataset", "manifest", "dataset_commit")
 """What runs must share (with their document set) to be put in one table."""

@@ -25,7 +25,6 @@ from oeb._gc import cyclic_gc_paused
 from oeb.dataset import Dataset, Row
 from oeb.errors import OebError, ScoreArgumentError, StorageError
 from oeb.run.results import jsonl, verdict_json, verdict_table
-from oeb.scoring import score
 
 
 @functools.cache
@@ -75,7 +74,7 @@ def _scores_without_prediction(gold: Any, schema: Any) -> bool:
     """Whether the gold and schema score alone: if so, a refusal came from the prediction (nested too
     deeply, say), which fails that document; otherwise the dataset is at fault and grading stops."""
     try:
-        score(None, gold, schema)
+        oeb.scoring.score(None, gold, schema)
     except OebError:
         return False
     return True
@@ -111,7 +110,7 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
     cache = None
     if entry is None:
         try:
-            result = score(parsed, gold, schema, verdicts=True)
+            result = oeb.scoring.score(parsed, gold, schema, verdicts=True)  # scipy loads here, not on a cache hit
         except ScoreArgumentError as error:
             kind = "null" if parsed is None else type(parsed).__name__
             return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import eq, is_, itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 from oeb._gc import cyclic_gc_paused
 from oeb.errors import DocumentTooDeep, ScoreArgumentError, ScoreOptionError
@@ -13,37 +13,13 @@ from oeb.scoring._pairing import Aligner
 from oeb.scoring._tree import Address, Item, Value
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
+from oeb.scoring.verdict import RESULTS, Verdict, show_address
 
-__all__ = ["RESULTS", "Verdict", "score", "show_address"]
+__all__ = ["score"]
 
-RESULTS = ("matched", "misread", "unfound", "fabricated", "invented_item", "invented_field")
 SKIPPED = "skipped_open_map"
 MAX_ARRAYS_LISTED = 12
 _SUFFIX, _KEY = itemgetter(0), itemgetter(2)  # of a `Value`
-
-
-class Verdict(NamedTuple):
-    """What happened to one address: both sides' values, their canonical keys and the result."""
-
-    address: Address
-    gold_raw: Any
-    pred_raw: Any
-    gold_canon: str | None
-    pred_canon: str | None
-    result: str
-
-
-def show_address(address: Address) -> str:
-    """The printed form: `invoices[0].lines[p1].sku`; `<root>` for the empty address."""
-    if not address:
-        return "<root>"
-    text = ""
-    for kind, name in address:
-        if kind == "i":
-            text += f"[{name}]"
-        else:
-            text += f".{name}" if text else str(name)
-    return text
 
 
 def reading_order(address: Address) -> tuple[tuple[str, bool, int, str], ...]:
