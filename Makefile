@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check lint docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -33,8 +33,13 @@ PYTEST = PYTHONDONTWRITEBYTECODE= $(UV) run pytest
 # 20 s slower on all of them.)
 UNIT = $(if $(wildcard /dev/shm/.),TMPDIR=/dev/shm) $(PYTEST) -n 2
 
-test: setup lint
-	$(UNIT) -m "not ray and not cluster"
+# mypy runs beside the unit tests (in `test` and `check`): they leave about a third of two cores idle,
+# waiting on sockets and timers, and mypy (5 s warm, 37 s on a fresh clone) fits in it.
+# $(call beside_mypy,COMMAND) fails if either fails.
+beside_mypy = $(UV) run mypy & mypy=$$!; $(1); status=$$?; wait $$mypy && exit $$status
+
+test: setup style
+	$(call beside_mypy,$(UNIT) -m "not ray and not cluster")
 	$(PYTEST) -m ray -p no:xdist || [ $$? -eq 5 ]  # 5: no Ray test selected
 	$(PYTEST) -m cluster -p no:xdist tests/cluster  # its own 2-node Ray: a process of its own
 
@@ -42,20 +47,20 @@ test-fast: setup
 	$(UNIT) -m "not ray and not slow and not cluster"
 
 # The loop to run before each commit (.pre-commit-config.yaml runs the same): fixes what ruff can,
-# formats, type-checks, and runs the fast tests (not ray, slow or cluster). mypy runs beside the tests:
-# they leave about a third of two cores idle (waiting on sockets and timers), and mypy fits in it.
+# formats, type-checks, and runs the fast tests (not ray, slow or cluster).
 check: setup
 	$(UV) run ruff check --fix oeb tests scripts
 	$(UV) run ruff format oeb tests scripts
-	$(UV) run mypy & mypy=$$!; \
-	$(UNIT) -q -m "not ray and not slow and not cluster"; tests=$$?; \
-	wait $$mypy && exit $$tests
+	$(call beside_mypy,$(UNIT) -q -m "not ray and not slow and not cluster")
 
-lint: setup
+# `lint` is `style` and mypy (strict, over oeb/: pyproject.toml).
+lint: style
+	$(UV) run mypy
+
+style: setup
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
 	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
-	$(UV) run mypy  # strict, over oeb/ (pyproject.toml)
 	$(MKDOCS) build --strict --quiet  # every nav page exists, every link and anchor resolves (offline)
 
 # The docs site (mkdocs-material; API pages from the docstrings): built into build/site, or served with
