@@ -531,11 +531,9 @@ class Saver:
         self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS, thread_name_prefix="oeb-save")
         self._done: queue.SimpleQueue[tuple[SystemRun, Row, dict[str, Any], BaseException | None]]
         self._done = queue.SimpleQueue()
-        self.pending = 0
 
     def save(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
         """Queue the document's record (and, with `handle`, its job handle's removal after it)."""
-        self.pending += 1
         run.saving += 1
         self._pool.submit(self._write, run, row, record, handle)
 
@@ -559,7 +557,6 @@ class Saver:
                 done.append(self._done.get_nowait())
         except queue.Empty:
             pass
-        self.pending -= len(done)
         for run, _, _, error in done:
             run.saving -= 1
             if error is not None:
@@ -578,7 +575,7 @@ def _loop(
     pending: dict[Any, Call] = {}
     saver = Saver()
     try:
-        while any(run.busy() for run in runs) or saver.pending:
+        while any(run.busy() or run.saving for run in runs):
             for run in runs:
                 run.fill(pending)
                 progress.in_flight(run.job.label, run.in_flight)
