@@ -237,13 +237,18 @@ def _unique_pairs(found: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[n
     return flat // m, flat % m
 
 
-def beyond_their_floors(indptr: np.ndarray, costs: np.ndarray, floors: list[float]) -> set[int]:
-    """Rows (listed as CSR `indptr`/`costs`) whose lowest listed cost does not beat their floor (a
-    row with none listed: never): a search from them would price them in full, so do it at once."""
+def lowest_listed(indptr: np.ndarray, costs: np.ndarray) -> np.ndarray:
+    """Each row's lowest listed cost (rows listed as CSR `indptr`/`costs`; inf for a row with none)."""
     best = np.full(len(indptr) - 1, INF)
     listed = np.flatnonzero(np.diff(indptr))
     best[listed] = np.minimum.reduceat(costs, indptr[listed])
-    return set(np.flatnonzero(np.array(floors) <= best).tolist())
+    return best
+
+
+def beyond_their_floors(indptr: np.ndarray, costs: np.ndarray, floors: list[float]) -> set[int]:
+    """Rows (listed as CSR `indptr`/`costs`) whose lowest listed cost does not beat their floor (a
+    row with none listed: never): a search from them would price them in full, so do it at once."""
+    return set(np.flatnonzero(np.array(floors) <= lowest_listed(indptr, costs)).tolist())
 
 
 def _weights(matched: np.ndarray, shared: np.ndarray, scale: int) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import cast
 
 import numpy as np
 
-from oeb.scoring._blocks import INF, PricedBlock, beyond_their_floors
+from oeb.scoring._blocks import INF, PricedBlock, beyond_their_floors, lowest_listed
 
 # Give up when more than this share of the rows (and at least `MIN_PRICED_ROWS`) are priced in full.
 PRICED_SHARE = 0.25
@@ -49,12 +49,40 @@ class _Rows:
         self.full: dict[int, np.ndarray] = {}
         self.limit = max(MIN_PRICED_ROWS, int(PRICED_SHARE * self.n))
         # What a search scans of each row: its listed columns, their costs and its floor, as lists (a
-        # handful of pairs, faster in plain Python); once priced in full, None, every column's cost, inf.
-        bounds, cols, costs = self.indptr.tolist(), self.cols.tolist(), self.costs.tolist()
-        self.row: list[tuple[list[int], list[float], float] | tuple[None, np.ndarray, float]] = [
-            (cols[low:high], costs[low:high], floor)
-            for low, high, floor in zip(bounds, bounds[1:], self.floors, strict=False)
-        ]
+        # handful of pairs, faster in plain Python), made when first scanned; once priced in full,
+        # None, every column's cost, inf.
+        self._bounds, self._cols, self._costs = self.indptr.tolist(), self.cols.tolist(), self.costs.tolist()
+        self.row: list[tuple[list[int], list[float], float] | tuple[None, np.ndarray, float] | None] = [None] * self.n
+        # Each row's first step while no dual of its listed columns has moved (most rows: a search
+        # lowers only the duals of the columns it passes through, and a row's own is 0 until it is
+        # searched): its lowest listed cost and the columns there, found for all rows at once.
+        lowest = lowest_listed(self.indptr, self.costs)
+        at_lowest = np.flatnonzero(self.costs == lowest[i])
+        self.lowest = lowest.tolist()
+        self.lowest_cols = j[at_lowest].tolist()
+        self.lowest_bounds = np.searchsorted(i[at_lowest], np.arange(self.n + 1)).tolist()
+        # Which rows list each column (CSC), to mark rows whose first step is no longer that one.
+        by_column = np.argsort(j, kind="stable")
+        self.column_bounds = np.searchsorted(j[by_column], np.arange(self.m + 1)).tolist()
+        self.listing = i[by_column].tolist()
+        self.moved = [False] * self.n  # rows priced in full or listing a column whose dual moved
+        self.column_moved = [False] * self.m
+
+    def scanned(self, i: int) -> tuple[list[int], list[float], float] | tuple[None, np.ndarray, float]:
+        """Row i as a search scans it."""
+        found = self.row[i]
+        if found is None:
+            low, high = self._bounds[i], self._bounds[i + 1]
+            found = self.row[i] = self._cols[low:high], self._costs[low:high], self.floors[i]
+        return found
+
+    def dual_moved(self, j: int) -> None:
+        """Column j's dual has moved: the rows listing it need their first step found again."""
+        if not self.column_moved[j]:
+            self.column_moved[j] = True
+            moved = self.moved
+            for i in self.listing[self.column_bounds[j] : self.column_bounds[j + 1]]:
+                moved[i] = True
 
     def price_in_full(self, rows: set[int]) -> None:
         new = np.array(sorted(rows - self.full.keys()), dtype=np.int64)
@@ -63,6 +91,7 @@ class _Rows:
         for i, weights in zip(new.tolist(), self.block.row_weights(new), strict=True):
             self.full[i] = -weights.astype(np.float64)
             self.row[i] = None, self.full[i], INF
+            self.moved[i] = True
 
 
 def dense_pairing(block: PricedBlock) -> list[tuple[int, int]] | None:
@@ -94,6 +123,10 @@ class _Solver:
         self.col4row = [-1] * rows.n
         self.row4col = np.full(rows.m, -1, dtype=np.int64)
         self.row4col_list = [-1] * rows.m
+        # What every search starts from (copied, several times cheaper than made afresh): no column
+        # reached, and scipy's list of columns, nc-1 ... 0 (each column's place, the column at each place).
+        self.no_costs = np.full(rows.m, INF)
+        self.places = np.arange(rows.m - 1, -1, -1)
 
     def search(self, current: int) -> set[int]:
         """Find and apply row `current`'s shortest augmenting path; or, changing nothing, return the
@@ -105,18 +138,25 @@ class _Solver:
     def _one_step(self, current: int) -> bool:
         """The common case, cheaply: the search's first step reaches a free column among the listed
         pairs of the row (every other pair too far). u[current] is 0 and no column has moved yet."""
-        cols, costs, floor = self.rows.row[current]
-        if not cols:
-            return False
-        v, row4col = self.v_list, self.row4col_list
-        r = [cost - v[j] for j, cost in zip(cols, costs, strict=True)]
-        lowest = min(r)
-        if not floor > lowest:
+        rows, row4col = self.rows, self.row4col_list
+        if rows.moved[current]:
+            cols, costs, floor = rows.scanned(current)
+            if not cols:
+                return False
+            v = self.v_list
+            r = [cost - v[j] for j, cost in zip(cols, costs, strict=True)]
+            lowest = min(r)
+            ties = [j for j, x in zip(cols, r, strict=True) if x == lowest]
+        else:  # no dual of its columns has moved: the step found for every row at the start
+            lowest, floor = rows.lowest[current], rows.floors[current]
+            ties = rows.lowest_cols[rows.lowest_bounds[current] : rows.lowest_bounds[current + 1]]
+        if not floor > lowest:  # also a row with none listed (lowest inf)
             return False
         # The list of columns starts as nc-1 ... 0: the last free one in it is the lowest column.
-        ties = [j for j, x in zip(cols, r, strict=True) if x == lowest]
-        j = next((j for j in ties if row4col[j] == -1), ties[-1])
-        if row4col[j] != -1:
+        for j in ties:
+            if row4col[j] == -1:
+                break
+        else:
             return False
         self.u[current] += lowest
         self.row4col[j] = self.row4col_list[j] = current
@@ -144,10 +184,10 @@ class _Search:
         nc = self.nc = solver.nc
         # Shortest path costs of the open columns (inf: not reached, or through an unpriced pair);
         # nan once taken out of the list: no scan lowers it, no lowest distance counts it.
-        self.spc = np.full(nc, INF)
+        self.spc = solver.no_costs.copy()
         self.path = np.empty(nc, dtype=np.int64)
-        self.position = np.arange(nc - 1, -1, -1)  # each column's place in scipy's list of columns
-        self.at = np.arange(nc - 1, -1, -1)  # the column at each place
+        self.position = solver.places.copy()  # each column's place in scipy's list of columns
+        self.at = solver.places.copy()  # the column at each place
         self.rows_seen: list[int] = []  # SR
         self.columns_seen: list[int] = []  # SC, in the order taken out
         self.taken_at: list[float] = []  # the distance each of columns_seen was taken out at
@@ -165,14 +205,14 @@ class _Search:
 
     def run(self) -> set[int]:
         solver = self.solver
-        row4col, row_of = solver.row4col_list, solver.rows.row
+        row4col, scanned = solver.row4col_list, solver.rows.scanned
         spc, position, at, columns_seen, taken_at = self.spc, self.position, self.at, self.columns_seen, self.taken_at
         remaining = self.nc  # columns still in the list
         min_val = 0.0
         i = self.current
         while True:
             self.rows_seen.append(i)
-            cols, costs, floor = row_of[i]
+            cols, costs, floor = scanned(i)
             if cols is None:
                 self._scan_full(i, cast(np.ndarray, costs), min_val)
             else:
@@ -287,8 +327,10 @@ class _Search:
         for i, spc in zip(self.rows_seen[1:], self.taken_at, strict=False):
             solver.u[i] += min_val - spc
         for j, spc in zip(self.columns_seen, self.taken_at, strict=True):
-            solver.v_list[j] -= min_val - spc
-            solver.v[j] = solver.v_list[j]
+            if spc != min_val:
+                solver.v_list[j] -= min_val - spc
+                solver.v[j] = solver.v_list[j]
+                solver.rows.dual_moved(j)
         j = sink
         while True:
             i = int(self.path[j])
