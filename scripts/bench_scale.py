@@ -441,6 +441,18 @@ def hot_spots(folded: Path, top: int = 15) -> list[str]:
     return [f"{100 * n / total:5.1f}%  {frame}" for frame, n in own.most_common(top)]
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def _turn(stats: dict[str, Any], in_flight: int) -> float:
+    """The mean time a slot stays empty: with `in_flight` jobs at most, the k-th submit waits for the
+    (k - in_flight)-th job seen done (the start schedule, far from binding here, aside)."""
+    submitted, seen = stats["submitted"], stats["seen"]
+    last = min(len(submitted), len(seen) + in_flight)
+    return _mean([submitted[k] - seen[k - in_flight] for k in range(in_flight, last)])
+
+
 def report(
     args: argparse.Namespace,
     fakes: list[Fake],
@@ -515,14 +527,19 @@ def report(
     ]
     for name, value, target in rows:
         print(f"  {name:<48} {value:>14}  {target}")
-    print(f"  {'fake':<26} {'protocol':<13} {'requests':>9} {'req/s':>7} {'CPU s':>7} {'jobs':>6}  routes")
+    print("  late: a job's done seen by a poll after it was done, mean; turn: from a job seen done to the next submit")
+    print("  (a slot freed and filled: the answer back to the driver, the next call, the requests before a submit)")
+    print(
+        f"  {'fake':<26} {'protocol':<13} {'requests':>9} {'req/s':>7} {'CPU s':>7} {'jobs':>6} {'late':>6} {'turn':>6}"
+        "  routes"
+    )
     for label, s in stats.items():
         span = (s["last"] - s["first"]) if s["first"] is not None else 0.0
         rate = s["requests"] / span if span else 0.0
         routes = ", ".join(f"{k} {v}" for k, v in sorted(s["routes"].items()))
         print(
             f"  {label:<26} {s['protocol']:<13} {s['requests']:>9} {rate:>7.1f} {s['cpu_seconds']:>7.1f} "
-            f"{s['jobs']:>6}  {routes}"
+            f"{s['jobs']:>6} {_mean(s['late']):>6.3f} {_turn(s, args.in_flight):>6.3f}  {routes}"
         )
     fakes_cpu = sum(s["cpu_seconds"] for s in stats.values())
     cores = os.cpu_count() or 1

@@ -98,6 +98,8 @@ class Job:
     doc_id: str
     submitted: float
     ready: float
+    seen: float | None = None
+    """When a poll first found the job done (the system-wide monotonic clock)."""
 
 
 @dataclass
@@ -149,12 +151,16 @@ class JobFake:
         return job_id
 
     def _job(self, job_id: str) -> tuple[Job | None, bool]:
-        job = self.jobs.get(job_id)
-        return job, job is not None and time.monotonic() >= job.ready
+        job, now = self.jobs.get(job_id), time.monotonic()
+        ready = job is not None and now >= job.ready
+        if ready and job is not None and job.seen is None:
+            job.seen = now
+        return job, ready
 
     def stats(self) -> dict[str, Any]:
         """The fake's counts: requests by route, jobs per document, its first and last request (the
-        system-wide monotonic clock), and its own CPU seconds."""
+        system-wide monotonic clock), its own CPU seconds, and each job's timeline: when it was
+        submitted, when a poll first found it done, and how long after it was done that was."""
         with self._lock:
             per_document = Counter(self.bought.values())
             return {
@@ -167,6 +173,9 @@ class JobFake:
                 "first": self.first,
                 "last": self.last,
                 "cpu_seconds": time.process_time(),
+                "submitted": sorted(job.submitted for job in self.jobs.values()),
+                "late": [job.seen - job.ready for job in self.jobs.values() if job.seen is not None],
+                "seen": sorted(job.seen for job in self.jobs.values() if job.seen is not None),
             }
 
     def answer(self, method: str, path: str, body: bytes) -> tuple[int, Any, dict[str, str]]:
@@ -310,6 +319,9 @@ def server(fake: JobFake, port: int = 0) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Send at once, as production servers do: headers and body are two writes, and with Nagle's
+        # algorithm the body waits for the client's delayed ACK (40 ms a request on a kept connection).
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass
