@@ -7,7 +7,8 @@ nothing before `finish`.
 
 The work goes through one queue per session, whichever folder it is from (several systems of a
 run, every run of a regrade): the largest waiting document first, since the cost of scoring grows
-with its size, small ones packed into tasks of bounded total size; only a few tasks per CPU are in
+with its size, small ones packed into tasks of bounded total size, from every folder on the same
+dataset (a task costs more than a small document's scoring); only a few tasks per CPU are in
 flight, so the order holds. On Ray each task asks for memory in proportion to what it scores; a
 small job scores in this process, with the same code and the same files (`oeb.run.cluster`).
 Results come back to the driver, the only writer: cache and details files as they arrive, then
@@ -24,6 +25,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,7 @@ from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
 from oeb.run import cluster, pages, workers
 from oeb.run.folder import RunFolder
-from oeb.run.grade_task import Item, dataset_of, grade_batch, put_once, scorer_digest
+from oeb.run.grade_task import Group, Item, dataset_of, grade_groups, put_once, scorer_digest
 from oeb.run.provenance import provenance
 from oeb.run.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
 
@@ -43,6 +45,11 @@ log = logging.getLogger(__name__)
 
 BATCH_BYTES = 1 << 20
 """A task scores at most this many bytes of gold and prediction, unless one document is larger."""
+BATCH_DOCUMENTS = 16
+"""A task takes at least this many small documents when they are waiting: a task costs its worker
+about 8 ms of CPU, a small document 1 to 2 ms (docs/performance/scale.md)."""
+HOLD_SECONDS = 0.5
+"""While answers stream in, fewer than `BATCH_DOCUMENTS` documents wait at most this long for more."""
 TASK_MEMORY_BASE = 64 << 20
 TASK_MEMORY_PER_BYTE = 40
 """Peak memory of scoring is about 40 times the gold and prediction bytes (measured on the corpus)."""
@@ -69,9 +76,9 @@ class _Executor(Protocol):
     cpus: int
     slots: int
 
-    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any: ...
+    def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> Any: ...
     def ready(self, handles: list[Any]) -> list[Any]: ...
-    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]: ...
+    def result(self, handle: Any) -> tuple[list[list[dict[str, Any]]], str]: ...
 
 
 class _InProcess:
@@ -80,21 +87,21 @@ class _InProcess:
     cpus = 1
     slots = 1
 
-    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any:
-        return [grade_batch(dataset, folder, items, details)]  # a list: a handle of its own identity
+    def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> Any:
+        return [grade_groups(dataset, groups, details)]  # a list: a handle of its own identity
 
     def ready(self, handles: list[Any]) -> list[Any]:
         return handles
 
-    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]:
+    def result(self, handle: Any) -> tuple[list[list[dict[str, Any]]], str]:
         return handle[0], "process"
 
 
-def _grade_task(dataset: list[Any], folder: str, items: list[Item], details: bool) -> tuple[list[dict[str, Any]], str]:
+def _grade_task(dataset: list[Any], groups: list[Group], details: bool) -> tuple[list[list[dict[str, Any]]], str]:
     """One batch on a Ray worker (`dataset`: `put_once`'s boxed reference), and the node that scored it."""
     import ray
 
-    return grade_batch(dataset_of(dataset), folder, items, details), ray.get_runtime_context().get_node_id()
+    return grade_groups(dataset_of(dataset), groups, details), ray.get_runtime_context().get_node_id()
 
 
 class _OnRay:
@@ -116,28 +123,34 @@ class _OnRay:
         self._task = ray.remote(max_retries=3)(_grade_task)
         self._datasets: dict[int, tuple[Dataset, Any]] = {}
 
-    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> Any:
-        memory = min(self._cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * sum(item.size for item in items))
+    def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> Any:
+        size = sum(item.size for _, items in groups for item in items)
+        memory = min(self._cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * size)
         options = self._task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
-        return options.remote(put_once(self._datasets, dataset), folder, items, details)
+        return options.remote(put_once(self._datasets, dataset), groups, details)
 
     def ready(self, handles: list[Any]) -> list[Any]:
         done, _ = self._ray.wait(handles, num_returns=1, timeout=_WAIT_SECONDS)
         return list(done)
 
-    def result(self, handle: Any) -> tuple[list[dict[str, Any]], str]:
+    def result(self, handle: Any) -> tuple[list[list[dict[str, Any]]], str]:
         results, node = self._ray.get(handle)
         return results, node
 
 
+Batch = list[tuple["Grader", list[Item]]]
+"""One task's documents, by grading: gradings on one dataset with one details setting share tasks."""
+
+
 class _Queue:
     """The session's scoring work, every Grader's: largest first, a few tasks per CPU in flight,
-    run by one thread that lives while there is work."""
+    run by one thread that lives while there is work. While a run's answers stream in (gradings
+    not finishing yet), a few small documents wait up to `HOLD_SECONDS` for more to share a task."""
 
     def __init__(self, executor: _Executor) -> None:
         self.executor = executor
         self.changed = threading.Condition()
-        self._waiting: list[tuple[int, int, Grader, Item]] = []
+        self._waiting: list[tuple[int, int, Grader, Item, float]] = []
         self._bytes = 0
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
@@ -145,19 +158,30 @@ class _Queue:
     def put(self, grader: Grader, items: Sequence[Item]) -> None:
         """Queue `items` of `grader`; they are submitted as soon as a slot is free."""
         with self.changed:
+            now = time.monotonic()
             for item in items:
-                heapq.heappush(self._waiting, (-item.size, next(self._order), grader, item))
+                heapq.heappush(self._waiting, (-item.size, next(self._order), grader, item, now))
                 self._bytes += item.size
                 grader.outstanding += 1
                 grader.queued += 1
             if self._thread is None and self._waiting:
                 self._thread = threading.Thread(target=self._run, name="oeb-grading", daemon=True)
                 self._thread.start()
+            self.changed.notify_all()
 
-    def _batch(self) -> tuple[Grader, list[Item]] | None:
-        """The largest waiting document, with smaller ones of its folder packed up to the budget."""
+    def _hold(self) -> float:
+        """Seconds the waiting documents may still wait for company: none once enough wait, one has
+        waited `HOLD_SECONDS`, or one belongs to a grading that is finishing (nothing more will come)."""
+        if len(self._waiting) >= BATCH_DOCUMENTS or any(not entry[2].streaming for entry in self._waiting):
+            return 0.0
+        oldest = min(entry[4] for entry in self._waiting)
+        return max(0.0, oldest + HOLD_SECONDS - time.monotonic())
+
+    def _batch(self) -> Batch | None:
+        """The largest waiting document, with smaller ones of gradings on its dataset packed up to
+        the budget (and, when it is small, at least `BATCH_DOCUMENTS` of them if that many wait)."""
         while self._waiting:
-            _, _, grader, first = heapq.heappop(self._waiting)
+            _, _, grader, first, _ = heapq.heappop(self._waiting)
             self._bytes -= first.size
             if grader.error is None:
                 break
@@ -165,59 +189,80 @@ class _Queue:
         else:
             return None
         budget = max(1, min(BATCH_BYTES, self._bytes // (4 * self.executor.cpus)))
-        batch, used = [first], first.size
-        others: list[tuple[int, int, Grader, Item]] = []
-        while (
-            first.size < budget
-            and self._waiting
-            and used + self._waiting[0][3].size <= budget
-            and len(others) < _LOOKAHEAD
-        ):
+        small = first.size * BATCH_DOCUMENTS <= BATCH_BYTES
+        groups, count, used = {grader: [first]}, 1, first.size
+        others: list[tuple[int, int, Grader, Item, float]] = []
+        while self._waiting and len(others) < _LOOKAHEAD:
+            size = self._waiting[0][3].size
+            if used + size > budget and not (small and count < BATCH_DOCUMENTS):
+                break
             entry = heapq.heappop(self._waiting)
-            self._bytes -= entry[3].size
-            if entry[2] is grader:
-                batch.append(entry[3])
-                used += entry[3].size
+            self._bytes -= size
+            mate = entry[2]
+            if mate.dataset is grader.dataset and mate.details == grader.details:
+                groups.setdefault(mate, []).append(entry[3])
+                count, used = count + 1, used + size
             else:
                 others.append(entry)
         for entry in others:
             heapq.heappush(self._waiting, entry)
             self._bytes += entry[3].size
-        return grader, batch
+        return list(groups.items())
 
     def _run(self) -> None:
-        pending: dict[int, tuple[Any, Grader, list[Item]]] = {}  # by id: an in-process handle is a list
+        pending: dict[int, tuple[Any, Batch]] = {}  # by id: an in-process handle is a list
         while True:
             with self.changed:
-                chosen: list[tuple[Grader, list[Item]]] = []
-                while len(pending) + len(chosen) < self.executor.slots and (batch := self._batch()):
+                chosen: list[Batch] = []
+                hold = 0.0
+                while len(pending) + len(chosen) < self.executor.slots and self._waiting:
+                    hold = self._hold()
+                    if hold > 0 or (batch := self._batch()) is None:
+                        break
                     chosen.append(batch)
                 if not chosen and not pending:
+                    if self._waiting and hold > 0:
+                        self.changed.wait(hold)
+                        continue
                     self._thread = None
                     return
-            for grader, items in chosen:
+            for batch in chosen:
+                first = batch[0][0]
                 try:
-                    handle = self.executor.submit(grader.dataset, grader.folder.url, items, grader.details)
+                    groups = [(grader.folder.url, items) for grader, items in batch]
+                    handle = self.executor.submit(first.dataset, groups, first.details)
                 except Exception as error:
-                    grader.fail(error, len(items))
+                    _fail(batch, error)
                     continue
-                pending[id(handle)] = (handle, grader, items)
+                pending[id(handle)] = (handle, batch)
             if not pending:
                 continue
             try:
-                finished = self.executor.ready([handle for handle, _, _ in pending.values()])
+                finished = self.executor.ready([handle for handle, _ in pending.values()])
             except Exception as error:  # Ray itself failed: every grading in flight stops
-                for _, grader, items in pending.values():
-                    grader.fail(error, len(items))
+                for _, batch in pending.values():
+                    _fail(batch, error)
                 pending.clear()
                 continue
             for handle in finished:
-                _, grader, items = pending.pop(id(handle))
+                _, batch = pending.pop(id(handle))
                 try:
-                    grader.take(*self.executor.result(handle))
+                    results, node = self.executor.result(handle)
                 except Exception as error:
-                    grader.fail(error, 0)
-                grader.done(len(items))
+                    _fail(batch, error)
+                    continue
+                for (grader, items), graded in zip(batch, results, strict=True):
+                    try:
+                        grader.take(graded, node)
+                    except Exception as error:
+                        grader.fail(error, 0)
+                    grader.done(len(items))
+
+
+def _fail(batch: Batch, error: BaseException) -> None:
+    """A task that could not run stops the grading of each of its folders."""
+    for grader, items in batch:
+        grader.fail(error, len(items))
 
 
 _session_queue: list[tuple[cluster.Where | None, _Queue]] = []
@@ -297,6 +342,8 @@ class Grader:
         self.finished = False
         self.unfinished: list[str] = []
         self.queued = 0
+        self.streaming = True
+        """Documents may still come (`add` during a run); false once `plan` queued the rest."""
         self._listing: dict[str, int] = {}
         self._rows = {row.doc_id: row for row in self.rows}
         self._added: dict[str, dict[str, Any]] = {}
@@ -423,6 +470,7 @@ class Grader:
         for doc_id in self.unfinished:
             row = self._rows[doc_id]
             self.lines[doc_id] = _failed_line(row, f"no prediction: predictions/{doc_id}.json does not exist")
+        self.streaming = False
         self._queue.put(self, items)
 
     def finish(self) -> Graded:

@@ -172,5 +172,15 @@ def dataset_of(boxed: list[Any]) -> Dataset:
 
 
 def grade_batch(dataset: Dataset, folder: str, items: list[Item], details: bool) -> list[dict[str, Any]]:
-    """Every document of one task, in the order given."""
+    """Every document of one folder, in the order given."""
     return [grade_document(dataset, folder, item, details) for item in items]
+
+
+Group = tuple[str, list[Item]]
+"""A run folder's URL and documents of it: a task grades documents of several folders (the systems
+of one run share a dataset), since a task costs a worker several times what a small document does."""
+
+
+def grade_groups(dataset: Dataset, groups: list[Group], details: bool) -> list[list[dict[str, Any]]]:
+    """Every document of one task, folder by folder, in the order given."""
+    return [grade_batch(dataset, folder, items, details) for folder, items in groups]

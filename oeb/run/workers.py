@@ -34,7 +34,7 @@ from oeb.run.cluster import ADDRESS_VARIABLE, FORWARDED_PREFIXES, choose, sessio
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
-    from oeb.run.grade_task import Item
+    from oeb.run.grade_task import Group
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +82,9 @@ class GradingWorker:
             )
         import ray
 
-        from oeb.run.grade_task import dataset_of, grade_batch  # the scorer, numpy, scipy, pyarrow: once
+        from oeb.run.grade_task import dataset_of, grade_groups  # the scorer, numpy, scipy, pyarrow: once
 
-        self._grade, self._dataset_of = grade_batch, dataset_of
+        self._grade, self._dataset_of = grade_groups, dataset_of
         self._node = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()  # one batch at a time (`state` answers meanwhile)
         self._counting = threading.Lock()
@@ -96,8 +96,8 @@ class GradingWorker:
         threading.Thread(target=self._retire_when_idle, name="oeb-idle", daemon=True).start()
 
     def grade(
-        self, dataset: list[Any], folder: str, items: list[Item], details: bool, env: dict[str, str]
-    ) -> tuple[list[dict[str, Any]], str]:
+        self, dataset: list[Any], groups: list[Group], details: bool, env: dict[str, str]
+    ) -> tuple[list[list[dict[str, Any]]], str]:
         """One batch with the calling command's storage settings (`dataset`: `put_once`'s boxed
         reference, read once per worker), and the node that scored it."""
         with self._counting:
@@ -107,7 +107,7 @@ class GradingWorker:
                 for name in [name for name in os.environ if name.startswith(FORWARDED_PREFIXES)]:
                     del os.environ[name]
                 os.environ.update(env)
-                return self._grade(self._dataset_of(dataset), folder, items, details), self._node
+                return self._grade(self._dataset_of(dataset), groups, details), self._node
         finally:
             with self._counting:
                 self._busy -= 1
@@ -225,11 +225,11 @@ class Pool:
             f"; {retired} of another oeb retired" if retired else "",
         )
 
-    def submit(self, dataset: Dataset, folder: str, items: list[Item], details: bool) -> _Call:
+    def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> _Call:
         """Send a batch to the least busy worker."""
         from oeb.run.grade_task import put_once
 
-        call = _Call((put_once(self._datasets, dataset), folder, items, details, self._env))
+        call = _Call((put_once(self._datasets, dataset), groups, details, self._env))
         self._send(call)
         return call
 
@@ -274,8 +274,8 @@ class Pool:
         if not self._workers:
             self._obtain()
 
-    def result(self, handle: _Call) -> tuple[list[dict[str, Any]], str]:
-        """A finished call's results and node, or its error."""
+    def result(self, handle: _Call) -> tuple[list[list[dict[str, Any]]], str]:
+        """A finished call's results (a list per group) and node, or its error."""
         if handle.error is not None:
             raise handle.error
         results, node = handle.value

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,9 @@ import pytest
 import oeb
 from oeb import storage
 from oeb.cli import main
-from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.dataset import SAMPLE_DATASET, Dataset, open_dataset
 from oeb.errors import NothingAnswered
-from oeb.run import cluster, engine
+from oeb.run import cluster, engine, grade_stage
 from oeb.run.folder import RunFolder
 from oeb.run.grade_stage import Grader, grade
 from oeb.run.grade_task import scorer_digest
@@ -67,8 +68,8 @@ def _files(folder: Path) -> dict[str, Any]:
     return files
 
 
-def _incrementally(folder: Path, order: list[str]) -> Grader:
-    dataset = open_dataset(SAMPLE_DATASET)
+def _incrementally(folder: Path, order: list[str], dataset: Dataset | None = None) -> Grader:
+    dataset = dataset or open_dataset(SAMPLE_DATASET)
     grader = Grader(RunFolder(str(folder)), dataset, dataset.rows)
     for doc_id in order:
         grader.add(doc_id)
@@ -172,6 +173,54 @@ def test_provenance_is_written_and_read_back(where: str, tmp_path: Path, s3_env,
     assert len(lines) == 12 and {line["scorer"] for line in lines} == {scorer_digest()}
     table = storage.read_parquet(f"{folder}/{RESULTS}/scores.parquet")
     assert table.column("scorer").to_pylist() == [scorer_digest()] * 12
+
+
+class _Recording(grade_stage._InProcess):
+    """Grades here, noting each task's documents by folder."""
+
+    def __init__(self) -> None:
+        self.tasks: list[list[tuple[str, int]]] = []
+
+    def submit(self, dataset: Any, groups: list[Any], details: bool) -> Any:
+        self.tasks.append([(Path(folder).name, len(items)) for folder, items in groups])
+        return super().submit(dataset, groups, details)
+
+
+@pytest.fixture
+def recording(monkeypatch: pytest.MonkeyPatch) -> _Recording:
+    """A grading queue of its own whose tasks are noted; a batch is held only by its count."""
+    executor = _Recording()
+    queue = grade_stage._Queue(executor)
+    monkeypatch.setattr(grade_stage, "_queue", lambda: queue)
+    monkeypatch.setattr(grade_stage, "HOLD_SECONDS", 60.0)
+    return executor
+
+
+def test_answers_of_several_runs_on_one_dataset_share_tasks(tmp_path: Path, recording: _Recording) -> None:
+    whole = _answered(tmp_path / "whole")
+    dataset = open_dataset(SAMPLE_DATASET)
+    grade(RunFolder(str(whole)), dataset, dataset.rows)
+    recording.tasks.clear()
+    first, second = _answered(tmp_path / "first"), _answered(tmp_path / "second")
+    ids = [row.doc_id for row in dataset.rows]
+    with _incrementally(first, ids, dataset) as a, _incrementally(second, ids, dataset) as b:  # 11 answered each
+        a.finish(), b.finish()
+    assert [sum(n for _, n in task) for task in recording.tasks] == [grade_stage.BATCH_DOCUMENTS, 22 - 16]
+    assert {name for name, _ in recording.tasks[0]} == {"first", "second"}
+    assert _files(first) == _files(second) == _files(whole)
+
+
+def test_a_document_streaming_in_alone_waits_only_a_moment(
+    tmp_path: Path, recording: _Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grade_stage, "HOLD_SECONDS", 0.05)
+    folder = _answered(tmp_path / "run")
+    with _incrementally(folder, [row.doc_id for row in open_dataset(SAMPLE_DATASET).rows[:2]]) as grader:
+        deadline = time.monotonic() + 10
+        while grader.outstanding and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert grader.outstanding == 0 and recording.tasks  # graded before `finish`
+        grader.finish()
 
 
 def test_the_verdicts_are_in_row_order(tmp_path: Path, in_process) -> None:

@@ -95,12 +95,12 @@ def test_a_batch_whose_worker_dies_is_graded_again_on_another(warm: None, tmp_pa
     row = dataset.rows[0]
     size = (folder / "predictions" / f"{row.doc_id}.json").stat().st_size
     pool = workers.Pool({})
-    call = pool.submit(dataset, str(folder), [Item(row, size, False)], False)
+    call = pool.submit(dataset, [(str(folder), [Item(row, size, False)])], False)
     ray.kill(call.worker, no_restart=True)  # dies with the batch queued or running
     finished: list[workers._Call] = []
     while not finished:
         finished = pool.ready([call])
-    results, node = pool.result(call)
+    [results], node = pool.result(call)
     assert call.attempts == 2 and node and [result["id"] for result in results] == [row.doc_id]
     assert results[0]["line"]["status"] == "scored"
 
@@ -139,11 +139,11 @@ def test_two_commands_starting_at_once_share_one_set_of_workers(warm: None, tmp_
 
     def command(batches: list[list[Item]]) -> list[str]:
         pool = workers.Pool({})  # both look the workers up, and start them, at the same moment
-        calls = [pool.submit(dataset, str(folder), batch, False) for batch in batches]
+        calls = [pool.submit(dataset, [(str(folder), batch)], False) for batch in batches]
         graded: list[str] = []
         while len(graded) < len(calls):
             for call in pool.ready([call for call in calls if call.value is None and call.error is None]):
-                graded += [result["id"] for result in pool.result(call)[0]]
+                graded += [result["id"] for result in pool.result(call)[0][0]]
         return graded
 
     with ThreadPoolExecutor(2) as both:
@@ -165,7 +165,7 @@ def test_a_worker_whose_memory_peaked_leaves_once_idle(warm: None, tmp_path: Pat
     options = {"name": workers._name(workers.code_digest(), node, 0), "namespace": workers.NAMESPACE}
     worker = ray.remote(workers.GradingWorker).options(lifetime="detached", **options)
     heavy = worker.remote(workers.code_digest(), 600, heavy=1)  # any peak is too much
-    ray.get(heavy.grade.remote([ray.put(dataset)], str(folder), [Item(row, 1, False)], False, {}))
+    ray.get(heavy.grade.remote([ray.put(dataset)], [(str(folder), [Item(row, 1, False)])], False, {}))
     assert len(_named()) == 1
     deadline = time.monotonic() + 60
     while _named() and time.monotonic() < deadline:
