@@ -198,7 +198,11 @@ def _join_size(p_codes: np.ndarray, g_codes: np.ndarray) -> int:
     p_codes = p_codes[:, (p_codes >= 0).all(axis=0)]
     g_codes = g_codes[:, (g_codes >= 0).all(axis=0)]
     keys = _row_keys(np.concatenate([p_codes, g_codes], axis=1))
-    p_keys, g_keys = keys[: p_codes.shape[1]], np.sort(keys[p_codes.shape[1] :])
+    p_keys, g_keys = keys[: p_codes.shape[1]], keys[p_codes.shape[1] :]
+    top = int(keys.max(initial=0)) + 1
+    if top <= DISTINCT_TABLE_SIZE * (len(keys) + 1):  # small keys: count each side's by a table
+        return int(np.bincount(p_keys, minlength=top) @ np.bincount(g_keys, minlength=top))
+    g_keys = np.sort(g_keys)
     return int((np.searchsorted(g_keys, p_keys, side="right") - np.searchsorted(g_keys, p_keys)).sum())
 
 

@@ -102,8 +102,7 @@ def dense_pairing(block: PricedBlock) -> list[tuple[int, int]] | None:
     try:
         rows.price_in_full(beyond_their_floors(rows.indptr, rows.costs, rows.floors))
         for current in range(rows.n):
-            while unsure := solver.search(current):
-                rows.price_in_full(unsure)
+            solver.search(current)
     except _TooMuchPricing:
         return None
     return list(enumerate(solver.col4row))
@@ -128,12 +127,10 @@ class _Solver:
         self.no_costs = np.full(rows.m, INF)
         self.places = np.arange(rows.m - 1, -1, -1)
 
-    def search(self, current: int) -> set[int]:
-        """Find and apply row `current`'s shortest augmenting path; or, changing nothing, return the
-        rows whose unpriced pairs might have changed it."""
-        if self._one_step(current):
-            return set()
-        return _Search(self, current).run()
+    def search(self, current: int) -> None:
+        """Find and apply row `current`'s shortest augmenting path."""
+        if not self._one_step(current):
+            _Search(self, current).run()
 
     def _one_step(self, current: int) -> bool:
         """The common case, cheaply: the search's first step reaches a free column among the listed
@@ -191,7 +188,8 @@ class _Search:
         self.rows_seen: list[int] = []  # SR
         self.columns_seen: list[int] = []  # SC, in the order taken out
         self.taken_at: list[float] = []  # the distance each of columns_seen was taken out at
-        self.floors: list[tuple[int, float]] = []  # rows scanned with unpriced pairs, and their floor
+        # Rows scanned with unpriced pairs: each one's floor (the least distance of those pairs) and base.
+        self.floors: list[tuple[int, float, float]] = []
         self.lowest_floor = INF
         # Every open column is at `level` or beyond (None: not known). Those at `level` are the free
         # ones in `tied_free`, and the others in `tied[: next_tied + 1]` or the heap `tied_moved`;
@@ -203,7 +201,7 @@ class _Search:
         self.tied_moved: list[tuple[int, int]] = []
         self.tied_free: list[int] = []
 
-    def run(self) -> set[int]:
+    def run(self) -> None:
         solver = self.solver
         row4col, scanned = solver.row4col_list, solver.rows.scanned
         spc, position, at, columns_seen, taken_at = self.spc, self.position, self.at, self.columns_seen, self.taken_at
@@ -218,8 +216,9 @@ class _Search:
             else:
                 self._scan_listed(i, cols, cast(list[float], costs), floor, min_val)
             lowest, j = self._lowest()
-            if not self.lowest_floor > lowest:
-                return {row for row, low in self.floors if not low > lowest}
+            while not self.lowest_floor > lowest:
+                self._price_unsure(lowest)
+                lowest, j = self._lowest()
             min_val = lowest
             # Take j out: `remaining[index] = remaining[--num_remaining]` moves the last column to j's place.
             spc[j] = np.nan
@@ -233,14 +232,14 @@ class _Search:
             i = row4col[j]
             if i == -1:
                 self._apply(j, min_val)
-                return set()
+                return
 
     def _scan_listed(self, i: int, cols: list[int], costs: list[float], floor: float, min_val: float) -> None:
         """Row i's listed pairs, one by one; its floor bounds the distance of every other pair."""
         spc, path, v = self.spc, self.path, self.solver.v_list
         base = min_val - self.solver.u[i]  # exact: every term is an integer
         low = base + floor
-        self.floors.append((i, low))
+        self.floors.append((i, low, base))
         if low < self.lowest_floor:
             self.lowest_floor = low
         for j, cost in zip(cols, costs, strict=True):
@@ -249,6 +248,32 @@ class _Search:
                 path[j], spc[j] = i, r
                 if self.level is not None and not r > self.level:
                     self._tie(j, r, self.level)
+
+    def _price_unsure(self, lowest: float) -> None:
+        """Price in full the scanned rows whose unpriced pairs might reach `lowest`, and go on as if
+        they had been priced before the search began. That search would have taken the same
+        columns up to here: at each step its lowest distance was below every such row's floor,
+        which bounds those pairs' distances (a dual v only falls), so they only lower the
+        distances of open columns, as each row's scan (in order, the first row to reach the least
+        distance kept) would have. Saves searching again from the start."""
+        unsure = [(i, base) for i, low, base in self.floors if not low > lowest]
+        rows = self.solver.rows
+        rows.price_in_full({i for i, _ in unsure})
+        self.floors = [entry for entry in self.floors if entry[1] > lowest]
+        self.lowest_floor = min((low for _, low, _ in self.floors), default=INF)
+        spc, path = self.spc, self.path
+        rank = {row: k for k, row in enumerate(self.rows_seen)}
+        reached = np.flatnonzero(spc < INF)  # nan: taken out
+        found_at = np.full(self.nc, len(rank))  # the place in the scans of the row each distance is from
+        found_at[reached] = [rank[row] for row in path[reached].tolist()]
+        for i, base in sorted(unsure, key=lambda entry: rank[entry[0]]):
+            r = rows.full[i] - self.solver.v
+            r += base
+            better = (r < spc) | ((r == spc) & (rank[i] < found_at))  # never for a column taken out (nan)
+            spc[better] = r[better]
+            path[better] = i
+            found_at[better] = rank[i]
+        self.level = None
 
     def _tie(self, j: int, r: float, level: float) -> None:
         """Column j, just lowered to r, joins the tied columns at `level` (alone if r is below them)."""
