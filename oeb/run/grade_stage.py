@@ -53,6 +53,8 @@ HOLD_SECONDS = 0.5
 TASK_MEMORY_BASE = 64 << 20
 TASK_MEMORY_PER_BYTE = 40
 """Peak memory of scoring is about 40 times the gold and prediction bytes (measured on the corpus)."""
+VERDICTS_IN_MEMORY = 64 << 20
+"""A grading holds its documents' verdict tables in memory up to this many bytes, the rest on disk."""
 _WAIT_SECONDS = 0.2
 _LOOKAHEAD = 64
 """Documents of other folders set aside while packing one folder's batch, at most."""
@@ -284,27 +286,34 @@ def _queue() -> _Queue:
 
 
 class _Verdicts:
-    """Each document's verdict table in a temporary Arrow file until the end, when verdicts.parquet
-    is written from them in row order: the same bytes whichever way the tasks ran."""
+    """Each document's verdict table until the end, when verdicts.parquet is written from them in
+    row order (the same bytes whichever way the tasks ran): in memory up to `VERDICTS_IN_MEMORY`
+    bytes, then in temporary Arrow files, so a huge run does not hold every verdict."""
 
     def __init__(self) -> None:
         self._folder: Path | None = None
-        self._files: dict[str, Path] = {}
+        self._tables: dict[str, Any] = {}
+        self._held = 0
 
     def put(self, doc_id: str, table: Any) -> None:
         import pyarrow as pa  # type: ignore[import-untyped]
 
+        if self._held + table.nbytes <= VERDICTS_IN_MEMORY:
+            self._held += table.nbytes
+            self._tables[doc_id] = table
+            return
         if self._folder is None:
             self._folder = Path(tempfile.mkdtemp(prefix="oeb-verdicts-"))
-        path = self._folder / f"{len(self._files)}.arrow"
+        path = self._folder / f"{len(self._tables)}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        self._files[doc_id] = path
+        self._tables[doc_id] = path
 
     def parquet(self, order: Sequence[str]) -> bytes:
-        return verdicts_parquet(self._files[doc_id] for doc_id in order if doc_id in self._files)
+        return verdicts_parquet(self._tables[doc_id] for doc_id in order if doc_id in self._tables)
 
     def discard(self) -> None:
+        self._tables, self._held = {}, 0
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

@@ -84,13 +84,27 @@ def verdict_table(doc_id: str, details: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.table(columns, schema=VERDICT_SCHEMA)
 
 
-def verdicts_parquet(tables: Iterable[str | Path]) -> bytes:
-    """verdicts.parquet from documents' verdict tables kept as Arrow files, in the order given."""
+ROW_GROUP_ROWS = 1 << 16
+"""Verdicts per row group of verdicts.parquet, about: a group per document made a run of 620 small
+documents spend 0.3 s writing its file, and readers pay for every group too."""
+
+
+def verdicts_parquet(tables: Iterable[pa.Table | Path]) -> bytes:
+    """verdicts.parquet from documents' verdict tables (each in memory or kept as an Arrow file), in
+    the order given, consecutive documents sharing row groups of about `ROW_GROUP_ROWS` rows."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, VERDICT_SCHEMA) as writer:
-        for path in tables:
-            with pa.memory_map(str(path)) as source:
-                writer.write_table(pa.ipc.open_file(source).read_all())
+        group: list[pa.Table] = []
+        rows = 0
+        for kept in tables:
+            table = kept if isinstance(kept, pa.Table) else pa.ipc.open_file(pa.memory_map(str(kept))).read_all()
+            group.append(table)
+            rows += table.num_rows
+            if rows >= ROW_GROUP_ROWS:
+                writer.write_table(pa.concat_tables(group))
+                group, rows = [], 0
+        if group:
+            writer.write_table(pa.concat_tables(group))
     return bytes(sink.getvalue().to_pybytes())
 
 

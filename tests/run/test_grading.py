@@ -24,7 +24,7 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, Dataset, open_dataset
 from oeb.errors import NothingAnswered
-from oeb.run import cluster, engine, grade_stage
+from oeb.run import cluster, engine, grade_stage, results
 from oeb.run.folder import RunFolder
 from oeb.run.grade_stage import Grader, grade
 from oeb.run.grade_task import scorer_digest
@@ -221,6 +221,20 @@ def test_a_document_streaming_in_alone_waits_only_a_moment(
             time.sleep(0.01)
         assert grader.outstanding == 0 and recording.tasks  # graded before `finish`
         grader.finish()
+
+
+def test_verdicts_spilled_to_disk_or_held_give_the_same_table(
+    tmp_path: Path, in_process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held, spilled = _answered(tmp_path / "held"), _answered(tmp_path / "spilled")
+    dataset = open_dataset(SAMPLE_DATASET)
+    grade(RunFolder(str(held)), dataset, dataset.rows)
+    monkeypatch.setattr(grade_stage, "VERDICTS_IN_MEMORY", 0)
+    monkeypatch.setattr(results, "ROW_GROUP_ROWS", 50)
+    grade(RunFolder(str(spilled)), dataset, dataset.rows)
+    one, many = (pq.ParquetFile(folder / RESULTS / "verdicts.parquet") for folder in (held, spilled))
+    assert one.metadata.num_row_groups == 1 < many.metadata.num_row_groups
+    assert one.read().equals(many.read())
 
 
 def test_the_verdicts_are_in_row_order(tmp_path: Path, in_process) -> None:
