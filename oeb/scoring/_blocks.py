@@ -269,7 +269,6 @@ class NestedArrays:
         self.c_start, self.c_len, inner_c = _spans(col_lists)
         self.inner = Block(Columns(inner_r, inner_c), scale)
         self.r_values = np.array([sum(len(named) for named in rows) for rows in row_lists], dtype=np.int64)
-        self._kind_codes: dict[int, np.ndarray] = {}  # `_codes` of each kind of nested pred row priced so far
 
     def counts(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What the best pairing of the nested rows adds to each pair (i[k], j[k]): equal and shared values."""
@@ -289,18 +288,21 @@ class NestedArrays:
             matched[members], shared[members] = np.divmod(values, self.scale)
         return matched, shared
 
-    def row_values(self, rows: np.ndarray) -> np.ndarray:
+    def row_values(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What the best pairing of the nested rows adds to every pair of these rows with every column
-        (len(rows) × columns, `matched · scale + shared`), rows with as many nested rows at once."""
-        values = np.zeros((len(rows), len(self.c_len)), dtype=np.int64)
+        (`matched · scale + shared`): the places in `rows` of the rows holding nested rows (the others
+        add nothing), and their values (those rows × columns), rows with as many nested rows at once."""
         heights = self.r_len[rows]
-        for k in sorted(set(heights.tolist()) - {0}):
+        holding = np.flatnonzero(heights)
+        values = np.zeros((len(holding), len(self.c_len)), dtype=np.int64)
+        heights = heights[holding]
+        for k in np.unique(heights).tolist():
             group = np.flatnonzero(heights == k)
             step = max(1, NESTED_CHUNK_CELLS // (k * max(len(self.c_len), 1) * NESTED_PADDED_WIDTH))
             for start in range(0, len(group), step):
                 part = group[start : start + step]
-                values[part] = self._best_pairings(self.r_start[rows[part]][:, None] + np.arange(k))
-        return values
+                values[part] = self._best_pairings(self.r_start[rows[holding[part]]][:, None] + np.arange(k))
+        return holding, values
 
     def _best_pairings(self, inner_rows: np.ndarray) -> np.ndarray:
         """The best-pairing value of each row's k nested rows (`inner_rows`: rows × k) with each
@@ -344,13 +346,24 @@ class NestedArrays:
         """`row_codes` of these nested pred rows against one nested gold row of each kind, then the
         zero kind. Nested pred rows repeat frequent values too: each kind is priced once."""
         one_of_kind, kind_of_row = self._pred_kinds
-        wanted = kind_of_row[inner_rows].tolist()
-        new = sorted(set(wanted) - self._kind_codes.keys())
-        if new:
+        wanted = kind_of_row[inner_rows]
+        priced, table = self._kind_codes
+        new = np.unique(wanted[~priced[wanted]])
+        if len(new):
             codes = self.inner.row_codes(one_of_kind[new], self._kinds[0])
-            codes = np.concatenate([codes, np.zeros((len(new), 1), dtype=codes.dtype)], axis=1)
-            self._kind_codes.update(zip(new, codes, strict=True))
-        return np.stack([self._kind_codes[kind] for kind in wanted])
+            if len(table) < len(one_of_kind):  # the first kinds priced: the table's type is theirs
+                table = np.zeros((len(one_of_kind), codes.shape[1] + 1), dtype=codes.dtype)
+                self._kind_codes = priced, table
+            table[new, :-1] = codes  # the zero kind's column stays 0
+            priced[new] = True
+        kind_codes: np.ndarray = table[wanted]
+        return kind_codes
+
+    @cached_property
+    def _kind_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Which kinds of nested pred rows `_codes` has priced, and their codes (kinds × columns + 1),
+        filled in as kinds are asked for (an empty table until the first are)."""
+        return np.zeros(len(self._pred_kinds[0]), dtype=bool), np.zeros((0, 0), dtype=np.int16)
 
     @cached_property
     def _pred_kinds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -413,13 +426,22 @@ class PricedBlock:
         """Every pair of these rows with every column, as a len(rows) × m matrix: `weights` summed as
         values, a pair matching where its flat values or any nested pairing match."""
         codes = self.flat.row_codes(rows)
-        weights: np.ndarray = self.flat.code_values[codes]
-        matches = codes > len(self.flat.p_codes)  # at least one equal value
-        for nested in self.nested:
-            values = nested.row_values(rows)
-            weights += values
-            matches |= values >= self.scale
-        weights *= matches
+        weights: np.ndarray = self.flat.code_weights[codes]
+        if not self.nested:
+            return weights
+        # Rows holding nested rows (few, mostly) again: a pair matching only in a nested pairing
+        # weighs its flat values too.
+        found = [nested.row_values(rows) for nested in self.nested]
+        holding = np.unique(np.concatenate([places for places, _ in found]))
+        held = codes[holding]
+        values = self.flat.code_values[held]
+        matches = held > len(self.flat.p_codes)  # at least one equal value
+        for places, more in found:
+            at = np.searchsorted(holding, places)
+            values[at] += more
+            matches[at] |= more >= self.scale
+        values *= matches
+        weights[holding] = values
         return weights
 
     @cached_property
