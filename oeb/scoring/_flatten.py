@@ -167,7 +167,7 @@ class SchemaView:
     `1` and `True` are one dict key but two different steps.
     """
 
-    __slots__ = ("_items", "children", "node", "open", "relative", "step")
+    __slots__ = ("_items", "cells", "children", "node", "open", "relative", "step")
 
     def __init__(self, schema: Any, step: Part | None = None, relative: Address = ()) -> None:
         self.node = read_node(schema)
@@ -175,6 +175,9 @@ class SchemaView:
         self.step = step
         self.relative = relative
         self.children: dict[str, SchemaView] = {}
+        # The path of each text key's values where they are read as they are (the key's view is not
+        # an open map): a table's cells, looked up once per cell.
+        self.cells: dict[str, Address] = {}
         self._items: SchemaView | None = None
 
     def child(self, key: Any) -> SchemaView:
@@ -184,6 +187,8 @@ class SchemaView:
             found = SchemaView(property_schema(self.node, key), step, (*self.relative, step))
             if type(key) is str:
                 self.children[key] = found
+                if not found.open:
+                    self.cells[key] = found.relative
         return found
 
     def items(self) -> SchemaView:
@@ -227,21 +232,22 @@ class _Flattening:
         """`value` is a non-empty object or array in `row`, read with the (not open) view `here`."""
         visit = self.visit
         if isinstance(value, dict):
-            children, leaves, key_of = here.children, row.leaves, self.key_of
-            default_rule = self.absent is states_nothing
+            if self.absent is not states_nothing:
+                for key, item in value.items():
+                    visit(item, here.child(key), row)
+                return
+            cells, append, key_of = here.cells, row.leaves.append, self.key_of
             added = 0
             for key, item in value.items():
-                view = children.get(key) if type(key) is str else None
-                if view is None:
-                    view = here.child(key)
                 kind = type(item)
-                if kind in _SCALAR_VALUES and default_rule and not view.open:
+                relative = cells.get(key) if kind in _SCALAR_VALUES and type(key) is str else None
+                if relative is not None:
                     # `visit` inline for a table's cells: under the default rule only blank text is absent
                     if kind is not str or item.strip():
                         added += 1
-                        leaves.append((view.relative, item, key_of(item)))
+                        append((relative, item, key_of(item)))
                 else:
-                    visit(item, view, row)
+                    visit(item, here.child(key), row)
             self.values += added
             return
         child_view = here.items()
