@@ -4,9 +4,11 @@ the moment it comes back.
 
 Each actor holds one adapter (rebuilt from its name and options) and answers several documents at
 once on threads; a call reads its document, waits for its booked start, then makes one attempt
-(`oeb.systems.predict_attempt`). Each system keeps its own start schedule, in-flight cap, retries
-and stop (`SystemRun`); the driver waits on the calls of all of them at once (one `ray.wait`), so
-ten systems run side by side in one process and none waits for another. A job vendor's actor writes
+(`oeb.systems.predict_attempt`). A system's only actor is also given a call ahead of a free slot: it
+starts the moment a slot frees, spaced from the actor's previous start by the pace (`_Starts`).
+Each system keeps its own start schedule, in-flight cap, retries and stop (`SystemRun`); the driver
+waits on the calls of all of them at once (one `ray.wait`), so ten systems run side by side in one
+process and none waits for another. A job vendor's actor writes
 the job's handle into the run folder the moment the vendor answers (`oeb.run.jobs`), then collects
 the job in the same call. A transient failure comes back as a `Retry`: the driver keeps it, holding
 no slot of the system's in-flight cap, until its back-off is over, then books its start from the
@@ -63,6 +65,46 @@ ASKS_PER_DOCUMENT = 3
 kills the actor (a crash in a local model), and asking again would only pay again."""
 REPLACEMENTS_PER_ACTOR = 3
 """More actor deaths than this many per actor stop the system: the actors cannot live, whatever the document."""
+AHEAD = 1
+"""Calls a system's only actor holds beyond its in-flight cap, each waiting for a slot: the next
+document starts the moment one frees, not after its answer went to the driver and a new call came
+back (docs/performance/scale.md: 30 to 60 ms a document under load)."""
+_HALT_CHECK = 0.1
+
+
+class _Starts:
+    """An actor's share of its system's in-flight cap, and the spacing of its starts. A call starts
+    once a slot is free, at its booked time and one interval of the pace after the actor's previous
+    start; a call given ahead (waiting for a slot) does not start at all once the system is halted."""
+
+    def __init__(self, slots: int) -> None:
+        self._free = threading.Semaphore(slots)
+        self._lock = threading.Lock()
+        self._last = -math.inf
+        self._running = 0
+        self.halted = threading.Event()
+
+    def take(self, not_before: float, interval: float) -> int | None:
+        """Wait for a slot and the start; how many calls run with this one, or None once halted."""
+        while not self._free.acquire(timeout=_HALT_CHECK):
+            if self.halted.is_set():
+                return None
+        if self.halted.is_set():
+            self._free.release()
+            return None
+        with self._lock:
+            start = max(not_before, self._last + interval)
+            self._last = start
+            self._running += 1
+            running = self._running
+        time.sleep(max(0.0, start - time.monotonic()))
+        return running
+
+    def give_back(self) -> None:
+        """The call ended: its slot is free."""
+        with self._lock:
+            self._running -= 1
+        self._free.release()
 
 
 class SystemActor:
@@ -70,9 +112,19 @@ class SystemActor:
     (`_remote_actor`); without Ray the same class answers on threads of the driver's process."""
 
     def __init__(
-        self, system: str, options: dict[str, Any], dataset: Dataset, folder_url: str, node: str | None = None
+        self,
+        system: str,
+        options: dict[str, Any],
+        dataset: Dataset,
+        folder_url: str,
+        node: str | None = None,
+        slots: int | None = None,
     ) -> None:
         self.adapter = get(system, options)
+        self.starts = _Starts(slots) if slots else None
+        """With `slots` (a system's only actor, given calls ahead): at most that many of its calls
+        asking the vendor at once, its starts spaced by the actor. Without, each call starts at its
+        booked time and the driver's count is the cap."""
         self.dataset = dataset
         self.rows = {row.doc_id: row for row in dataset.rows}
         """The dataset's rows by doc_id: a call names its document, it does not carry its schema."""
@@ -86,20 +138,47 @@ class SystemActor:
         which Ray writes to its logs in plain text."""
         os.environ.update(env)
 
-    def predict(self, doc_id: str, timeout: float, delay: float, asking: Asking | None = None) -> dict[str, Any]:
+    def halt(self) -> None:
+        """The system stopped: calls waiting for a slot return without asking (`started` None)."""
+        if self.starts is not None:
+            self.starts.halted.set()
+
+    def predict(
+        self, doc_id: str, timeout: float, delay: float, asking: Asking | None = None, interval: float = 0.0
+    ) -> dict[str, Any]:
         """One step at the document: its record, a `Retry` for the driver to book, or the reason the
-        system must stop (with the record to keep, if any), and the node that asked. The step starts
-        `delay` seconds after the call arrived (its booked start); `asking` carries earlier attempts
-        (and a job's handle to collect). A job the vendor takes has its handle written into the run
-        folder at once (`handle` says so: the driver removes it once the record is saved), then is
-        collected in the same call: a death from then on loses no job."""
+        system must stop (with the record to keep, if any), the node that asked and how many of the
+        actor's calls were asking then (`running`). The step starts `delay` seconds after the call
+        arrived (its booked start); on a system's only actor, also once a slot is free and `interval`
+        after the actor's previous start. `asking` carries earlier attempts (and a job's handle to
+        collect). A job the vendor takes has its handle written into the run folder at once (`handle`
+        says so: the driver removes it once the record is saved), then is collected in the same call:
+        a death from then on loses no job."""
         arrived = time.monotonic()
         row = self.rows[doc_id]
         gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
-        time.sleep(max(0.0, delay - (time.monotonic() - arrived)))
         outcome: dict[str, Any] = {"record": None, "retry": None, "handle": asking is not None and bool(asking.handle)}
-        outcome |= {"stop": None, "node": self.node, "started": time.monotonic()}
+        outcome |= {"stop": None, "node": self.node, "started": None, "running": 0}
+        if self.starts is None:
+            time.sleep(max(0.0, arrived + delay - time.monotonic()))
+            outcome["started"] = time.monotonic()
+            self._ask(row, question, timeout, asking, outcome)
+            return outcome
+        running = self.starts.take(arrived + delay, interval)
+        if running is None:
+            return outcome
+        outcome |= {"started": time.monotonic(), "running": running}
+        try:
+            self._ask(row, question, timeout, asking, outcome)
+        finally:
+            self.starts.give_back()
+        return outcome
+
+    def _ask(
+        self, row: Row, question: Question, timeout: float, asking: Asking | None, outcome: dict[str, Any]
+    ) -> None:
+        """The step itself, its results put into `outcome`."""
         try:
             answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking)
             while isinstance(answer, Submitted):  # again only for a job the vendor lost, at most once
@@ -111,7 +190,6 @@ class SystemActor:
             outcome |= {"record": crash.record, "stop": f"{type(crash).__name__}: {crash}"}
         except RunStopped as stop:
             outcome["stop"] = f"{type(stop).__name__}: {stop}"
-        return outcome
 
 
 def _ray() -> Any:
@@ -133,7 +211,9 @@ LOCAL_NODE = "this process"
 
 @dataclass
 class Pool:
-    """The actors of one system, each pinned to a node; `load` counts calls given to each actor."""
+    """The actors of one system, each pinned to a node; `load` counts calls given to each actor;
+    `ahead` calls beyond the cap wait at the actor for a slot (`AHEAD` with one actor, else none:
+    the actor spaces its own starts, which paces the system only when it is the only one)."""
 
     config: Config
     dataset: Any
@@ -142,12 +222,17 @@ class Pool:
     nodes: list[str] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
     replaced: int = 0
+    ahead: int = 0
+
+    def slots(self) -> int:
+        """Each actor's share of the system's in-flight cap."""
+        return math.ceil(self.config.in_flight() / self.config.actors())
 
     @classmethod
     def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
         """The system's actors, started and holding its keys (`dataset`: the dataset's object reference),
         writing job handles into the run folder at `folder_url`."""
-        pool = cls(config, dataset, folder_url)
+        pool = cls(config, dataset, folder_url, ahead=AHEAD if config.actors() == 1 else 0)
         for node in spread(config.actors()):
             pool.actors.append(pool._actor(node))
             pool.nodes.append(node)
@@ -177,10 +262,12 @@ class Pool:
 
     def _actor(self, node: str) -> Any:
         config = self.config
-        per_actor = math.ceil(config.in_flight() / config.actors())
-        options = {"max_concurrency": per_actor, "scheduling_strategy": pinned(node)}
+        # a thread per slot, and with calls given ahead one per such call and one for `halt`
+        slots = self.slots() if self.ahead else None
+        threads = self.slots() + (self.ahead + 1 if self.ahead else 0)
+        options = {"max_concurrency": threads, "scheduling_strategy": pinned(node)}
         actor = _remote_actor().options(**options)
-        return actor.remote(config.system, config.adapter.options(), self.dataset, self.folder_url)
+        return actor.remote(config.system, config.adapter.options(), self.dataset, self.folder_url, None, slots)
 
     def slot(self) -> tuple[int, Any]:
         """The least loaded actor, and its slot, now counted one call busier."""
@@ -188,10 +275,10 @@ class Pool:
         self.load[index] += 1
         return index, self.actors[index]
 
-    def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
+    def submit(self, row: Row, delay: float, asking: Asking | None, interval: float) -> tuple[Any, int, Any]:
         """The call's reference, the actor's slot and the actor (to tell a replaced actor's calls)."""
         index, actor = self.slot()
-        return actor.predict.remote(row.doc_id, self.config.timeout, delay, asking), index, actor
+        return actor.predict.remote(row.doc_id, self.config.timeout, delay, asking, interval), index, actor
 
     def replace(self, index: int, death: Exception) -> None:
         """A new actor in the dead one's place: on its node while the node lives, else on the alive
@@ -209,6 +296,11 @@ class Pool:
         self.actors[index] = self._actor(self.nodes[index])
         self._ready([self.actors[index]])
 
+    def halt(self) -> None:
+        """No call waiting at an actor for a slot may start (the system stopped)."""
+        for actor in self.actors:
+            actor.halt.remote()
+
     def stop(self) -> None:
         """Kill every actor (their calls in flight are abandoned)."""
         for actor in self.actors:
@@ -223,20 +315,22 @@ class LocalPool(Pool):
 
     @classmethod
     def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
-        pool = cls(config, dataset, folder_url)
+        pool = cls(config, dataset, folder_url, ahead=AHEAD if config.actors() == 1 else 0)
         for _ in range(config.actors()):
-            pool.actors.append(SystemActor(config.system, config.adapter.options(), dataset, folder_url, LOCAL_NODE))
+            options = config.adapter.options()
+            slots = pool.slots() if pool.ahead else None
+            pool.actors.append(SystemActor(config.system, options, dataset, folder_url, LOCAL_NODE, slots))
             pool.nodes.append(LOCAL_NODE)
             pool.load.append(0)
         return pool
 
-    def submit(self, row: Row, delay: float, asking: Asking | None) -> tuple[Any, int, Any]:
+    def submit(self, row: Row, delay: float, asking: Asking | None, interval: float) -> tuple[Any, int, Any]:
         index, actor = self.slot()
         future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
 
         def call() -> None:
             try:
-                future.set_result(actor.predict(row.doc_id, self.config.timeout, delay, asking))
+                future.set_result(actor.predict(row.doc_id, self.config.timeout, delay, asking, interval))
             except BaseException as bug:  # a bug in an adapter: raised by the driver when it takes the result
                 future.set_exception(bug)
 
@@ -245,6 +339,10 @@ class LocalPool(Pool):
 
     def replace(self, index: int, death: Exception) -> None:
         raise RunStopped(f"{self.config.system} failed in this process ({_why(death)})")
+
+    def halt(self) -> None:
+        for actor in self.actors:
+            actor.halt()
 
     def stop(self) -> None:
         """Nothing to stop: threads still running end with the process."""
@@ -372,6 +470,7 @@ class SystemRun:
     left: int | None = None
     """Documents never started because the budget was reached (None: it was not)."""
     shown_pace: float | None = None
+    halted: bool = False
 
     def busy(self) -> bool:
         """Whether the system has anything left to ask or collect."""
@@ -394,8 +493,9 @@ class SystemRun:
     def fill(self, pending: dict[Any, Call]) -> None:
         """Submit what the system may start now: retries whose back-off is over first (a job to
         collect among them), then fresh documents the budget allows, while under its in-flight cap
-        and its schedule books a start."""
-        while self.in_flight < self.limit and not self.schedule.wait():
+        (plus the calls its actor may hold ahead, which the budget counts as in flight) and its
+        schedule books a start."""
+        while self.in_flight < self.limit + self.pool.ahead and not self.schedule.wait():
             if self.retries and self.schedule.due(self.retries.first()):
                 row, asking = self.retries.pop()
             elif self.may_start():
@@ -403,17 +503,18 @@ class SystemRun:
             else:
                 break
             self.call(pending, row, self.schedule.book(), asking)
-        self.peak = max(self.peak, self.in_flight)
+        if not self.pool.ahead:  # else the actor counts the calls that started (`running`)
+            self.peak = max(self.peak, self.in_flight)
 
     def call(self, pending: dict[Any, Call], row: Row, delay: float, asking: Asking | None) -> None:
         """Give one step at `row` to an actor of the system."""
-        ref, index, actor = self.pool.submit(row, delay, asking)
+        ref, index, actor = self.pool.submit(row, delay, asking, self.schedule.interval)
         pending[ref] = Call(self, row, index, actor, asking)
         self.in_flight += 1
 
     def wake(self) -> float:
         """Seconds until the system may start something (`_WAIT_SECONDS` when it waits for answers only)."""
-        if self.in_flight >= self.limit or not (self.queue or self.retries):
+        if self.in_flight >= self.limit + self.pool.ahead or not (self.queue or self.retries):
             return _WAIT_SECONDS
         spending = self.job.spending
         if self.queue and (spending is None or spending.may_start(self.in_flight + len(self.retries))):
@@ -424,9 +525,13 @@ class SystemRun:
 
     def halt(self) -> None:
         """Start nothing more: the calls in flight are still collected and saved (a job waiting to be
-        collected again keeps its handle in the folder, for a resume)."""
+        collected again keeps its handle in the folder, for a resume); a call waiting at an actor for a
+        slot comes back unasked."""
         self.queue.clear()
         self.retries.clear()
+        if not self.halted:
+            self.halted = True
+            self.pool.halt()
 
     def stats(self) -> dict[str, Any]:
         """The booked starts (driver's clock), the actors' start times of the attempts that came back
@@ -578,7 +683,7 @@ def _loop(
         while any(run.busy() or run.saving for run in runs):
             for run in runs:
                 run.fill(pending)
-                progress.in_flight(run.job.label, run.in_flight)
+                progress.in_flight(run.job.label, min(run.in_flight, run.limit))
                 _show_pace(run, progress)
             wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
             if pending:
@@ -612,7 +717,9 @@ def _collect(calls: Calls, call: Call, ref: Any, progress: RunProgress, saver: S
             run.bug = run.bug or error
     else:
         run.nodes.add(outcome["node"])
-        run.started.append(outcome["started"])
+        run.peak = max(run.peak, outcome["running"])
+        if outcome["started"] is not None:  # else it waited for a slot until the system was halted
+            run.started.append(outcome["started"])
         if (retry := outcome["retry"]) is not None:
             run.retries.add(row, retry.asking, time.monotonic() + retry.wait)
             if retry.status == TOO_MANY_REQUESTS:
@@ -624,9 +731,11 @@ def _collect(calls: Calls, call: Call, ref: Any, progress: RunProgress, saver: S
         if (record := outcome["record"]) is not None:
             _save(run, row, record, progress, saver)
         run.stop = run.stop or outcome["stop"]
-    if (run.stop or run.bug) and (run.queue or run.retries):
+    if (run.stop or run.bug) and not run.halted:
+        left = run.queue or run.retries
         run.halt()
-        progress.note(run.job.label, f"stopped: {run.stop or 'a bug'}; collecting the {run.in_flight} in flight")
+        if left:
+            progress.note(run.job.label, f"stopped: {run.stop or 'a bug'}; collecting the {run.in_flight} in flight")
 
 
 def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, saver: Saver) -> None:

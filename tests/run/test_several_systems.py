@@ -115,9 +115,11 @@ def test_each_system_keeps_its_own_pace_and_in_flight_cap(side: Side) -> None:
         per_second, in_flight = PACES[system]
         ended = _ended(side, system)
         assert ended.result is not None, ended.error
-        starts = sorted(ended.result.predicted["starts"])
-        assert min(b - a for a, b in itertools.pairwise(starts)) >= 1 / per_second - 1e-6
-        assert ended.result.predicted["peak_in_flight"] <= in_flight
+        # as booked by the driver, and as the actor started them (a thread on a busy machine wakes late)
+        for kind, late in (("starts", 1e-6), ("started", 0.05)):
+            starts = sorted(ended.result.predicted[kind])
+            assert min(b - a for a, b in itertools.pairwise(starts)) >= 1 / per_second - late
+        assert 1 <= ended.result.predicted["peak_in_flight"] <= in_flight
     assert side.fakes["datalab"].peak <= PACES["datalab"][1]
     assert sum(side.fakes["datalab"].answered.values()) == len(open_dataset(SAMPLE_DATASET).rows)
 
