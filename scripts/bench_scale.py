@@ -528,10 +528,11 @@ def report(
     for name, value, target in rows:
         print(f"  {name:<48} {value:>14}  {target}")
     print("  late: a job's done seen by a poll after it was done, mean; turn: from a job seen done to the next submit")
-    print("  (a slot freed and filled: the answer back to the driver, the next call, the requests before a submit)")
+    print("  (a slot freed and filled: the answer back to the driver, the next call, the requests before a submit);")
+    print("  work: the fake's job seconds / in flight (its own bound); end: its last job seen done, from the start")
     print(
         f"  {'fake':<26} {'protocol':<13} {'requests':>9} {'req/s':>7} {'CPU s':>7} {'jobs':>6} {'late':>6} {'turn':>6}"
-        "  routes"
+        f" {'work':>6} {'end':>6}  routes"
     )
     for label, s in stats.items():
         span = (s["last"] - s["first"]) if s["first"] is not None else 0.0
@@ -539,7 +540,8 @@ def report(
         routes = ", ".join(f"{k} {v}" for k, v in sorted(s["routes"].items()))
         print(
             f"  {label:<26} {s['protocol']:<13} {s['requests']:>9} {rate:>7.1f} {s['cpu_seconds']:>7.1f} "
-            f"{s['jobs']:>6} {_mean(s['late']):>6.3f} {_turn(s, args.in_flight):>6.3f}  {routes}"
+            f"{s['jobs']:>6} {_mean(s['late']):>6.3f} {_turn(s, args.in_flight):>6.3f}"
+            f" {sum(s['durations']) / args.in_flight:>6.1f} {max(s['seen'], default=first) - first:>6.1f}  {routes}"
         )
     fakes_cpu = sum(s["cpu_seconds"] for s in stats.values())
     cores = os.cpu_count() or 1

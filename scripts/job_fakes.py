@@ -160,7 +160,8 @@ class JobFake:
     def stats(self) -> dict[str, Any]:
         """The fake's counts: requests by route, jobs per document, its first and last request (the
         system-wide monotonic clock), its own CPU seconds, and each job's timeline: when it was
-        submitted, when a poll first found it done, and how long after it was done that was."""
+        submitted, how long it ran, when a poll first found it done, and how long after it was done
+        that was."""
         with self._lock:
             per_document = Counter(self.bought.values())
             return {
@@ -175,6 +176,7 @@ class JobFake:
                 "cpu_seconds": time.process_time(),
                 "submitted": sorted(job.submitted for job in self.jobs.values()),
                 "late": [job.seen - job.ready for job in self.jobs.values() if job.seen is not None],
+                "durations": [job.ready - job.submitted for job in self.jobs.values()],
                 "seen": sorted(job.seen for job in self.jobs.values() if job.seen is not None),
             }
 
