@@ -181,7 +181,9 @@ class _Queue:
 
     def _batch(self) -> Batch | None:
         """The largest waiting document, with smaller ones of gradings on its dataset packed up to
-        the budget (and, when it is small, at least `BATCH_DOCUMENTS` of them if that many wait)."""
+        the budget, which spreads the work waiting over the CPUs. While its grading is streaming in,
+        a small one takes at least `BATCH_DOCUMENTS` if that many wait: answers come a few at a time,
+        and a task each would cost more than their scoring."""
         while self._waiting:
             _, _, grader, first, _ = heapq.heappop(self._waiting)
             self._bytes -= first.size
@@ -191,7 +193,7 @@ class _Queue:
         else:
             return None
         budget = max(1, min(BATCH_BYTES, self._bytes // (4 * self.executor.cpus)))
-        small = first.size * BATCH_DOCUMENTS <= BATCH_BYTES
+        small = grader.streaming and first.size * BATCH_DOCUMENTS <= BATCH_BYTES
         groups, count, used = {grader: [first]}, 1, first.size
         others: list[tuple[int, int, Grader, Item, float]] = []
         while self._waiting and len(others) < _LOOKAHEAD:

@@ -205,7 +205,8 @@ def test_answers_of_several_runs_on_one_dataset_share_tasks(tmp_path: Path, reco
     ids = [row.doc_id for row in dataset.rows]
     with _incrementally(first, ids, dataset) as a, _incrementally(second, ids, dataset) as b:  # 11 answered each
         a.finish(), b.finish()
-    assert [sum(n for _, n in task) for task in recording.tasks] == [grade_stage.BATCH_DOCUMENTS, 22 - 16]
+    sizes = [sum(n for _, n in task) for task in recording.tasks]
+    assert sizes[0] == grade_stage.BATCH_DOCUMENTS and sum(sizes) == 22  # the rest spread at the end
     assert {name for name, _ in recording.tasks[0]} == {"first", "second"}
     assert _files(first) == _files(second) == _files(whole)
 
