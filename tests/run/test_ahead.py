@@ -4,7 +4,6 @@ the pace after the actor's previous start, and never starts once its system was 
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 
@@ -32,17 +31,15 @@ def test_a_call_waits_for_a_free_slot_and_starts_when_it_frees() -> None:
     starts.give_back()
     thread.join(5)
     [(running, at)] = taken
-    assert running == 2 and 0 <= at - freed < 0.2
+    assert running == 2 and 0 <= at - freed < 0.5
 
 
 def test_starts_keep_the_pace_whenever_the_calls_were_booked() -> None:
     starts = _Starts(3)
     now = time.monotonic()
-    moments = []
     for _ in range(3):
         starts.take(now, INTERVAL)  # all booked for now, as calls given ahead would be
-        moments.append(time.monotonic())
-    assert all(later - earlier >= INTERVAL - 0.005 for earlier, later in itertools.pairwise(moments))
+    assert time.monotonic() - now >= 2 * INTERVAL  # the third started two intervals after the first
 
 
 def test_a_waiting_call_of_a_halted_system_never_starts() -> None:
