@@ -222,17 +222,25 @@ class Pool:
     nodes: list[str] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
     replaced: int = 0
-    ahead: int = 0
+
+    @property
+    def ahead(self) -> int:
+        """Calls beyond the system's cap its actors may hold: `AHEAD` for a system's only actor."""
+        return AHEAD if self.config.actors() == 1 else 0
 
     def slots(self) -> int:
         """Each actor's share of the system's in-flight cap."""
         return math.ceil(self.config.in_flight() / self.config.actors())
 
+    def actor_slots(self) -> int | None:
+        """What an actor is built with: its slots when it spaces its own starts (given calls ahead)."""
+        return self.slots() if self.ahead else None
+
     @classmethod
     def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
         """The system's actors, started and holding its keys (`dataset`: the dataset's object reference),
         writing job handles into the run folder at `folder_url`."""
-        pool = cls(config, dataset, folder_url, ahead=AHEAD if config.actors() == 1 else 0)
+        pool = cls(config, dataset, folder_url)
         for node in spread(config.actors()):
             pool.actors.append(pool._actor(node))
             pool.nodes.append(node)
@@ -263,11 +271,11 @@ class Pool:
     def _actor(self, node: str) -> Any:
         config = self.config
         # a thread per slot, and with calls given ahead one per such call and one for `halt`
-        slots = self.slots() if self.ahead else None
         threads = self.slots() + (self.ahead + 1 if self.ahead else 0)
         options = {"max_concurrency": threads, "scheduling_strategy": pinned(node)}
         actor = _remote_actor().options(**options)
-        return actor.remote(config.system, config.adapter.options(), self.dataset, self.folder_url, None, slots)
+        adapter = config.adapter.options()
+        return actor.remote(config.system, adapter, self.dataset, self.folder_url, None, self.actor_slots())
 
     def slot(self) -> tuple[int, Any]:
         """The least loaded actor, and its slot, now counted one call busier."""
@@ -315,11 +323,10 @@ class LocalPool(Pool):
 
     @classmethod
     def start(cls, config: Config, dataset: Any, folder_url: str) -> Pool:
-        pool = cls(config, dataset, folder_url, ahead=AHEAD if config.actors() == 1 else 0)
+        pool = cls(config, dataset, folder_url)
         for _ in range(config.actors()):
             options = config.adapter.options()
-            slots = pool.slots() if pool.ahead else None
-            pool.actors.append(SystemActor(config.system, options, dataset, folder_url, LOCAL_NODE, slots))
+            pool.actors.append(SystemActor(config.system, options, dataset, folder_url, LOCAL_NODE, pool.actor_slots()))
             pool.nodes.append(LOCAL_NODE)
             pool.load.append(0)
         return pool
