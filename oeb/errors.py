@@ -47,6 +47,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
     ├── OptionError (ValueError)        │
     ├── PluginError                     ┘
+    ├── NotStarted                      oeb.systems.errors: its system stopped before its paid request
     └── SystemFailed                    oeb.systems.errors: one document's failure, kept in its record
         │                               (retried inside its time limit when its status is transient)
         ├── SystemTimeout               ┐

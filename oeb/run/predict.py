@@ -55,7 +55,17 @@ from oeb.run.folder import RunFolder
 from oeb.run.limiter import StartSchedule
 from oeb.run.progress import RunProgress
 from oeb.run.spending import Spending
-from oeb.systems import Asking, Question, ReadCrashed, Retry, Submitted, get, predict_attempt, question_schema
+from oeb.systems import (
+    Asking,
+    NotStarted,
+    Question,
+    ReadCrashed,
+    Retry,
+    Submitted,
+    get,
+    predict_attempt,
+    question_schema,
+)
 
 TOO_MANY_REQUESTS = 429
 _WAIT_SECONDS = 0.5
@@ -69,30 +79,39 @@ AHEAD = 1
 """Calls a system's only actor holds beyond its in-flight cap, each waiting for a slot: the next
 document starts the moment one frees, not after its answer went to the driver and a new call came
 back (docs/performance/scale.md: 30 to 60 ms a document under load)."""
-_HALT_CHECK = 0.1
 
 
 class _Starts:
-    """An actor's share of its system's in-flight cap, and the spacing of its starts. A call starts
-    once a slot is free, at its booked time and one interval of the pace after the actor's previous
-    start; a call given ahead (waiting for a slot) does not start at all once the system is halted."""
+    """An actor's share of its system's in-flight cap, and the spacing of its starts. Calls line up
+    as they arrive and start in that order (the driver's), each once a slot is free, at its booked
+    time and one interval of the pace after the actor's previous start; a call that waits in line
+    (given ahead) does not start at all once the system is halted."""
 
     def __init__(self, slots: int) -> None:
-        self._free = threading.Semaphore(slots)
-        self._lock = threading.Lock()
+        self._slots = slots
+        self._changed = threading.Condition()
+        self._line: deque[object] = deque()
         self._last = -math.inf
         self._running = 0
-        self.halted = threading.Event()
+        self._halted = False
 
-    def take(self, not_before: float, interval: float) -> int | None:
-        """Wait for a slot and the start; how many calls run with this one, or None once halted."""
-        while not self._free.acquire(timeout=_HALT_CHECK):
-            if self.halted.is_set():
+    def line_up(self) -> object:
+        """A call arrived: its place in line (its ticket)."""
+        ticket = object()
+        with self._changed:
+            self._line.append(ticket)
+        return ticket
+
+    def take(self, ticket: object, not_before: float, interval: float) -> int | None:
+        """Wait for the call's turn, a slot and the start; how many calls run with this one, or None
+        once halted (the call has then left the line)."""
+        with self._changed:
+            while not self._halted and (self._line[0] is not ticket or self._running >= self._slots):
+                self._changed.wait()
+            self._line.remove(ticket)
+            self._changed.notify_all()
+            if self._halted:
                 return None
-        if self.halted.is_set():
-            self._free.release()
-            return None
-        with self._lock:
             start = max(not_before, self._last + interval)
             self._last = start
             self._running += 1
@@ -100,11 +119,24 @@ class _Starts:
         time.sleep(max(0.0, start - time.monotonic()))
         return running
 
+    def leave(self, ticket: object) -> None:
+        """The call ended without starting (its upload failed, say): the next in line may go."""
+        with self._changed:
+            if ticket in self._line:
+                self._line.remove(ticket)
+                self._changed.notify_all()
+
     def give_back(self) -> None:
         """The call ended: its slot is free."""
-        with self._lock:
+        with self._changed:
             self._running -= 1
-        self._free.release()
+            self._changed.notify_all()
+
+    def halt(self) -> None:
+        """The system stopped: no call in line starts."""
+        with self._changed:
+            self._halted = True
+            self._changed.notify_all()
 
 
 class SystemActor:
@@ -141,7 +173,7 @@ class SystemActor:
     def halt(self) -> None:
         """The system stopped: calls waiting for a slot return without asking (`started` None)."""
         if self.starts is not None:
-            self.starts.halted.set()
+            self.starts.halt()
 
     def predict(
         self, doc_id: str, timeout: float, delay: float, asking: Asking | None = None, interval: float = 0.0
@@ -165,22 +197,38 @@ class SystemActor:
             outcome["started"] = time.monotonic()
             self._ask(row, question, timeout, asking, outcome)
             return outcome
-        running = self.starts.take(arrived + delay, interval)
-        if running is None:
-            return outcome
-        outcome |= {"started": time.monotonic(), "running": running}
+        starts, ticket = self.starts, self.starts.line_up()
+
+        def gate() -> None:  # a job's upload is made before it: it overlaps the wait for a slot
+            running = starts.take(ticket, arrived + delay, interval)
+            if running is None:
+                raise NotStarted(f"{self.adapter.label} was stopped while {doc_id} waited for a slot")
+            outcome.update(started=time.monotonic(), running=running)
+
+        time.sleep(max(0.0, arrived + delay - time.monotonic()))
         try:
-            self._ask(row, question, timeout, asking, outcome)
+            self._ask(row, question, timeout, asking, outcome, gate)
+        except NotStarted:
+            pass
         finally:
-            self.starts.give_back()
+            if outcome["started"] is None:
+                starts.leave(ticket)
+            else:
+                starts.give_back()
         return outcome
 
     def _ask(
-        self, row: Row, question: Question, timeout: float, asking: Asking | None, outcome: dict[str, Any]
+        self,
+        row: Row,
+        question: Question,
+        timeout: float,
+        asking: Asking | None,
+        outcome: dict[str, Any],
+        gate: Callable[[], None] | None = None,
     ) -> None:
-        """The step itself, its results put into `outcome`."""
+        """The step itself, its results put into `outcome`; `gate` waits for a slot before the paid request."""
         try:
-            answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking)
+            answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking, gate=gate)
             while isinstance(answer, Submitted):  # again only for a job the vendor lost, at most once
                 jobs.write(self.folder_url, row.doc_id, answer.asking.to_json())
                 outcome["handle"] = True

@@ -18,7 +18,7 @@ import importlib.metadata
 import json
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +30,7 @@ from oeb.systems.errors import (
     ConnectionRefused,
     DialectError,
     JobLost,
+    NotStarted,
     ReadCrashed,
     SystemFailed,
     SystemTimeout,
@@ -272,6 +273,8 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
     deadline.attempt = max(attempt, 1)
     deadline.submitted = asking.submitted if collecting else None
     try:
+        if not (type(adapter).uploads_first and not collecting):
+            deadline.start()
         if collecting:
             assert asking.handle is not None
             answer = adapter.collect_question(question, asking.handle, deadline)
@@ -279,6 +282,8 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
             handle = adapter.submit_question(question, deadline)
             if not (isinstance(handle, dict) and is_plain(handle)):
                 raise TypeError(f"{type(adapter).__name__}.submit returned a handle that is not a JSON object")
+            if not deadline.begun:
+                raise TypeError(f"{type(adapter).__name__} uploads first but its submit never called deadline.start()")
             taken = dataclasses.replace(asking, attempts=attempt, failure=None, handle=handle, submitted=time.time())
             return Submitted(handle, taken)
         else:
@@ -300,6 +305,8 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
         if wait >= deadline.remaining():
             return None, _spent(deadline, attempt, failure), asking
         return Retry(wait, asking, failure.status, failure.retry_after)
+    except NotStarted:
+        raise
     except Exception as bug:
         if _refused(bug):
             raise _refusal(adapter) from bug
@@ -313,6 +320,18 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
         asking, attempts=max(attempt, 1), cost=asking.cost + answer.cost, handle=None, submitted=None
     )
     return answer, None, settled
+
+
+def _later(outcome: Step, seconds: float) -> Step:
+    """`outcome` with its asking's start `seconds` later."""
+    if isinstance(outcome, Retry | Submitted):
+        return dataclasses.replace(outcome, asking=_started_later(outcome.asking, seconds))
+    answer, failure, asking = outcome
+    return answer, failure, _started_later(asking, seconds)
+
+
+def _started_later(asking: Asking, seconds: float) -> Asking:
+    return dataclasses.replace(asking, started=asking.started + seconds)
 
 
 def _cost(cost: Cost, wall_s: float, attempts: int) -> dict[str, Any]:
@@ -364,6 +383,7 @@ def predict_attempt(
     timeout: float = 1800.0,
     policy: RetryPolicy | None = None,
     asking: Asking | None = None,
+    gate: Callable[[], None] | None = None,
 ) -> dict[str, Any] | Retry | Submitted:
     """One step of `predict`: the record, a `Retry` to wait out, or a job vendor's `Submitted` job;
     pass the `asking` of either back to go on.
@@ -374,14 +394,19 @@ def predict_attempt(
     collects that job, and a job the vendor no longer knows (404, 410, `JobLost`) is submitted again
     at once and recorded as `resubmitted`. The time limit counts from the first attempt's start,
     waits, crashes and resumes included: an attempt resumed after it is spent ends as
-    `SystemTimeout` with no call. Raises as `predict` does; what it hands back holds no key.
+    `SystemTimeout` with no call. `gate` is the caller's wait for a slot, made right before the
+    step's paid request (after a job's upload) and not counted in the limit; it raises `NotStarted`
+    to end the step unasked. Raises as `predict` does; what it hands back holds no key.
     """
     adapter.check_keys()
     secrets = adapter.secrets()
     now = time.time()
     asking = asking or Asking(started=now)
     deadline = Deadline(timeout, policy=policy or adapter.retry, spent=now - asking.started)
+    deadline.gate = gate
     outcome = _ask(adapter, question, deadline, asking)
+    if deadline.waited:  # the wait at the gate is not the document's time: later attempts skip it too
+        outcome = _later(outcome, deadline.waited)
     if isinstance(outcome, Retry):
         return dataclasses.replace(outcome, asking=_redacted(outcome.asking, secrets))
     if isinstance(outcome, Submitted):

@@ -168,8 +168,27 @@ class Deadline:
         self.submitted: float | None = None
         """When the job being collected was submitted (`time.time()`), if known: `Session.poll`
         makes its first poll one interval after it."""
+        self.gate: Callable[[], None] | None = None
+        """The caller's wait before the paid request (a free slot of the system's in-flight cap),
+        called once by `start`; it raises `NotStarted` if the system stopped meanwhile."""
+        self.waited = 0.0
+        """Seconds spent in the gate: they do not count against the limit."""
+        self.begun = False
+        """Whether `start` was called: the paid part of the step has begun."""
         self._clock = clock
         self._start = clock() - spent
+
+    def start(self) -> None:
+        """The paid part of the step begins: wait at the caller's gate, once. The step calls it
+        before asking; a job adapter with `uploads_first` calls it in `submit`, after its free
+        requests (an upload) and right before the request that starts the job, so the upload is
+        made while the call still waits for a slot (docs/running.md)."""
+        gate, self.gate, self.begun = self.gate, None, True
+        if gate is not None:
+            began = self._clock()
+            gate()
+            self.waited = self._clock() - began
+            self._start += self.waited
 
     def elapsed(self) -> float:
         return self._clock() - self._start
@@ -211,6 +230,9 @@ class Adapter:
     """True for a job vendor: `submit` returns a handle and `collect` polls it to the answer, so a run
     can write the handle down and collect it after a crash instead of paying again. Set by itself for
     a class that defines both."""
+    uploads_first: ClassVar[bool] = False
+    """True for a job vendor whose `submit` makes free requests before the job's (an upload, a
+    lookup) and calls `deadline.start()` between them, so they overlap the wait for a slot."""
     uses_gold: ClassVar[bool] = False
     """True for a system that simulates answers from the gold: the engine then fills `Question.gold`."""
 

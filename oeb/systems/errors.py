@@ -13,6 +13,10 @@
   an answer whose reader crashed (`ReadCrashed`). Continuing would only burn budget or money on
   failures; the user fixes the cause and resumes.
 
+* **Not started** — `NotStarted`: the caller's gate (`Deadline.start`) refused the step before its
+  paid request, because the system was stopped while the call waited for a slot. Nothing was bought
+  and nothing is recorded; a resume asks the document.
+
 Configuration mistakes (`UnknownSystem`, `OptionError`, `PluginError`) are raised before any call.
 Every class is an `OebError`, so the CLI prints its message on one line. No message here ever holds
 an API key: `predict` redacts the keys of the system it runs from everything it returns or raises.
@@ -141,6 +145,10 @@ class ReadCrashed(RunStopped):
     def __init__(self, message: str, record: dict[str, Any]) -> None:
         super().__init__(message)
         self.record = record
+
+
+class NotStarted(OebError):
+    """The step ended before its paid request: its system was stopped while it waited for a slot."""
 
 
 class UnknownSystem(OebError, ValueError):

@@ -43,6 +43,7 @@ class Extend(Adapter):
     description: ClassVar[str] = "Extend extraction runs (https://extend.ai)"
     keys: ClassVar[tuple[str, ...]] = ("EXTEND_API_KEY",)
     workers: ClassVar[int] = 5
+    uploads_first: ClassVar[bool] = True
     located: ClassVar[tuple[str, ...]] = ("base_url",)
     price: ClassVar[Price | None] = None
     """Extend bills credits per page by processor, but publishes no per-credit rate or per-page figure
@@ -78,6 +79,7 @@ class Extend(Adapter):
                     "advancedOptions": {"arrayStrategy": {"type": self.array_strategy}},
                 },
             }
+            deadline.start()
             created = http.json("POST", "/extract_runs", "the extraction run", timeout=120, json=request)
         with reading("the run answer", status=200, body=created):
             return {"run_id": str(_run(created)["id"])}

@@ -34,6 +34,7 @@ class LlamaExtract(Adapter):
     keys: ClassVar[tuple[str, ...]] = ("LLAMA_CLOUD_API_KEY",)
     stand_ins: ClassVar[dict[str, str]] = {"LLAMA_CLOUD_API_KEY": "LLAMAPARSE_API_KEY"}
     workers: ClassVar[int] = 3
+    uploads_first: ClassVar[bool] = True
     located: ClassVar[tuple[str, ...]] = ("base_url",)
     price: ClassVar[Price | None] = None
     """By tier (`published_price`): the default tier, agentic_plus, has no published extraction figure."""
@@ -81,6 +82,7 @@ class LlamaExtract(Adapter):
                 "configuration": {"tier": self.tier, "extraction_target": "per_doc", "data_schema": schema},
             }
             query = {"project_id": project}
+            deadline.start()
             submitted = http.json("POST", "/api/v2/extract", "the extract job", timeout=120, params=query, json=request)
         job_id = submitted.get("id") or submitted.get("job_id") if isinstance(submitted, dict) else None
         if not job_id:

@@ -22,6 +22,7 @@ class Reducto(Adapter):
     description: ClassVar[str] = "Reducto deep extract, citations off (https://reducto.ai)"
     keys: ClassVar[tuple[str, ...]] = ("REDUCTO_API_KEY",)
     workers: ClassVar[int] = 3
+    uploads_first: ClassVar[bool] = True
     located: ClassVar[tuple[str, ...]] = ("base_url",)
     price: ClassVar[Price | None] = Price(
         credits_per_page=4.0,
@@ -65,6 +66,7 @@ class Reducto(Adapter):
                     "alpha": {"deep_extract_model": self.deep_extract_model},
                 },
             }
+            deadline.start()
             submitted = http.json("POST", "/extract_async", "the extraction job", timeout=120, json=request)
         with reading("the job answer", status=200, body=submitted):
             return {"job_id": str(submitted["job_id"])}
