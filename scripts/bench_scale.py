@@ -149,7 +149,7 @@ def start_fakes(args: argparse.Namespace) -> list[Fake]:
     fakes = []
     for seed, (label, protocol, _) in enumerate(SYSTEMS[: args.systems]):
         command = [sys.executable, str(HERE / "job_fakes.py"), "--protocol", protocol, "--seed", str(seed)]
-        command += ["--latency", str(args.latency), "--spread", str(args.spread)]
+        command += ["--latency", str(args.latency), "--spread", str(args.spread), "--jobs", str(args.documents)]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert process.stdout is not None
         fakes.append(Fake(label, protocol, process, process.stdout.readline().strip()))

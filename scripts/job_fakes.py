@@ -4,7 +4,10 @@
 Each fake speaks one protocol (datalab, reducto, extend, llamaextract, azure-cu: the routes and answer
 shapes the adapters read, docs/performance/scale.md), gives every job its own id, and finishes it a
 latency after its submit, drawn from a log-normal distribution like real vendors' (a long right tail;
-`--latency` is the mean, `--spread` the log-normal sigma, clipped to [mean/4, 4 x mean]). The answer is
+`--latency` is the mean, `--spread` the log-normal sigma, clipped to [mean/4, 4 x mean]). With `--jobs N`
+the first N jobs take the distribution's N quantiles in an order shuffled by `--seed`, scaled so their
+mean is exactly `--latency`: N independent draws sum to 1 or 2% more or less than N x the mean, and the
+benchmark's bound assumes the mean. Jobs beyond the N are drawn at random. The answer is
 the synthetic document's gold (`gold`), with one value wrong in every seventh document so grading has
 something to find. Each document carries its id in its bytes (`MARKER`), which is how the fake counts the
 jobs bought per document (the benchmark's "every job bought once").
@@ -23,6 +26,7 @@ import json
 import math
 import random
 import re
+import statistics
 import sys
 import threading
 import time
@@ -110,6 +114,8 @@ class JobFake:
     latency: float = 2.0
     spread: float = 0.5
     seed: int = 0
+    planned: int = 0
+    """How many jobs take the distribution's quantiles (`--jobs`) before jobs are drawn at random."""
     jobs: dict[str, Job] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     bought: Counter[str] = field(default_factory=Counter)
@@ -122,16 +128,37 @@ class JobFake:
         if self.protocol not in PROTOCOLS:
             raise SystemExit(f"job_fakes: unknown protocol {self.protocol!r}; give one of {', '.join(PROTOCOLS)}")
         self._random = random.Random(self.seed)
+        self._plan = self._quantiles(self.planned)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.url = ""
 
     def draw(self) -> float:
-        """One job's seconds: log-normal with mean `latency`, clipped to [latency/4, 4 x latency]."""
+        """One job's seconds: the next planned one, else log-normal with mean `latency`, clipped to
+        [latency/4, 4 x latency]."""
+        if self._plan:
+            return self._plan.pop()
         if self.spread <= 0:
             return self.latency
-        mu = math.log(self.latency) - self.spread**2 / 2
-        return min(max(self._random.lognormvariate(mu, self.spread), self.latency / 4), 4 * self.latency)
+        return self._clipped(self._random.lognormvariate(self._mu(), self.spread))
+
+    def _quantiles(self, count: int) -> list[float]:
+        """`count` jobs' seconds: the clipped distribution's quantiles at (i + 1/2) / count, scaled to
+        a mean of exactly `latency`, in an order the seed shuffles."""
+        if count <= 0 or self.spread <= 0:
+            return [self.latency] * max(count, 0)
+        normal = statistics.NormalDist(self._mu(), self.spread)
+        seconds = [self._clipped(math.exp(normal.inv_cdf((i + 0.5) / count))) for i in range(count)]
+        scale = self.latency * count / math.fsum(seconds)
+        seconds = [s * scale for s in seconds]
+        self._random.shuffle(seconds)
+        return seconds
+
+    def _mu(self) -> float:
+        return math.log(self.latency) - self.spread**2 / 2
+
+    def _clipped(self, seconds: float) -> float:
+        return min(max(seconds, self.latency / 4), 4 * self.latency)
 
     def _file(self, body: bytes) -> str:
         """Keep an upload; its id."""
@@ -365,9 +392,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0, help="mean seconds a job takes")
     parser.add_argument("--spread", type=float, default=0.5, help="log-normal sigma of a job's seconds (0: fixed)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=0, help="jobs that take the distribution's quantiles")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    fake = JobFake(args.protocol, args.latency, args.spread, args.seed)
+    fake = JobFake(args.protocol, args.latency, args.spread, args.seed, args.jobs)
     httpd = server(fake, args.port)
     print(fake.url, flush=True)
     httpd.serve_forever(poll_interval=0.5)

@@ -60,6 +60,17 @@ def test_a_job_takes_its_drawn_latency_around_the_mean() -> None:
     assert fakes.JobFake("reducto", latency=2.0, spread=0).draw() == 2.0
 
 
+def test_planned_jobs_take_the_mean_exactly_in_a_shuffled_order() -> None:
+    fake = fakes.JobFake("extend", latency=2.0, spread=0.5, seed=4, planned=620)
+    planned = [fake.draw() for _ in range(620)]
+    assert sum(planned) == pytest.approx(620 * 2.0, rel=1e-9)  # the bound's N x latency, not a draw's
+    assert min(planned) >= 0.5 and 7.5 < max(planned) <= 8.1  # the same clipped long tail
+    assert planned != sorted(planned) and planned != sorted(planned, reverse=True)
+    again = fakes.JobFake("extend", latency=2.0, spread=0.5, seed=4, planned=620)
+    assert [again.draw() for _ in range(620)] == planned  # the seed decides the order
+    assert fake.draw() != fake.draw()  # past the plan: random draws
+
+
 def test_the_synthetic_dataset_opens_and_checks(tmp_path: Path) -> None:
     dataset = open_dataset(str(bench.make_dataset(tmp_path / "data", 12)))
     assert [row.doc_id for row in dataset.rows][:2] == ["doc_00000", "doc_00001"]
