@@ -5,7 +5,8 @@ the moment it comes back.
 Each actor holds one adapter (rebuilt from its name and options) and answers several documents at
 once on threads; a call reads its document, waits for its booked start, then makes one attempt
 (`oeb.systems.predict_attempt`). A system's only actor is also given a call ahead of a free slot: it
-starts the moment a slot frees, spaced from the actor's previous start by the pace (`_Starts`).
+starts the moment a slot frees, in the order the calls came, spaced from the actor's previous start
+by the pace (`_Starts`); a job vendor's upload is made while it waits (the step's gate).
 Each system keeps its own start schedule, in-flight cap, retries and stop (`SystemRun`); the driver
 waits on the calls of all of them at once (one `ray.wait`), so ten systems run side by side in one
 process and none waits for another. A job vendor's actor writes
