@@ -10,7 +10,6 @@ recording every step that changed the text, to answer "why did this cell count a
 
 from __future__ import annotations
 
-import contextlib
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -98,7 +97,10 @@ _PLAIN_WORDS = re.compile(r"[a-z0-9 ,\-]*[a-z][a-z0-9 ,\-]*")
 # other format reads such text (each needs a slash, a period, a month's name, a time, or another
 # order of digits), so one that is no day of the calendar is no date at all.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_ASCII_DIGIT = re.compile(r"[0-9]")
+# Every date and time format reads at least two numbers (a year and a day) with something between
+# them (a separator or a month's name, letters in an ASCII locale): ASCII text with fewer digit runs
+# (a name with a number, a code like `SKU-012`) is no date, without trying the formats' pattern.
+_TWO_NUMBERS = re.compile(r"[0-9][^0-9]+[0-9]")
 # A decimal as tables write amounts (a sign, a dollar, thousands commas, at most 7 fraction digits),
 # which the number route reads without rounding.
 _SHORT_DECIMAL = re.compile(r"(-?)\$?([0-9][0-9,]{0,18}\.[0-9]{1,7})")
@@ -143,19 +145,30 @@ def canonical_key(value: Any) -> str:
     Keys are cached process-wide, one table per type (`True`, `1` and `1.0` stay apart): the same
     values recur within a document, across documents and across the systems graded on one gold.
     """
-    try:
-        return _KEYS[type(value)][value]
-    except (KeyError, TypeError):  # not seen yet, or unhashable (an empty container under a custom `absent`)
-        return _remember(value)
+    table = _KEYS.get(type(value))
+    if table is not None:
+        try:
+            key = table.get(value)
+        except TypeError:  # unhashable: kept nowhere
+            key = None
+        if key is not None:
+            return key
+    return _remember(value)
 
 
 def _remember(value: Any) -> str:
+    """A value not seen yet: its key, kept (no exception on this path: a raised and caught
+    KeyError cost more than the key of an integer)."""
     key = _route(value, None)
-    table = _KEYS.setdefault(type(value), {})
-    if len(table) >= MAX_CACHED_KEYS:
+    table = _KEYS.get(type(value))
+    if table is None:
+        table = _KEYS[type(value)] = {}
+    elif len(table) >= MAX_CACHED_KEYS:
         table.clear()
-    with contextlib.suppress(TypeError):
+    try:
         table[value] = key
+    except TypeError:  # unhashable: an empty container under a custom `absent`, kept nowhere
+        return key
     return key
 
 
@@ -185,7 +198,7 @@ def _route(value: Any, trace: _Trace | None) -> str:
         text = repr(value)
         point = text.find(".")
         if point >= 0 and "e" not in text and len(text) - point <= 8:
-            return _float_key(value)
+            return str(int(value)) if value.is_integer() else text  # `_float_key`, its repr made once
     marker = _absent_marker(value)
     if marker is not None:
         if trace:
@@ -194,7 +207,7 @@ def _route(value: Any, trace: _Trace | None) -> str:
     text = str(value)
     if isinstance(value, bool):
         return _text_route(text, "boolean", trace)
-    number = _number_route(text, trace)
+    number = _number_route(text, trace) if "." in text else None  # no period: no number (`_parse_decimal`)
     if number is not None:
         return number
     when = _date_or_time_route(text, trace)
@@ -422,7 +435,7 @@ def _date_or_time_route(text: str, trace: _Trace | None) -> str | None:
         except ValueError:  # not a day of the calendar: no other format reads four, two and two digits
             return None
         return _dated(text, DATE_PREFIX + s, DATE_FORMATS[0], trace)
-    if len(s) > MAX_DATE_LENGTH or not (_ASCII_DIGIT.search(s) if s.isascii() else any(ch.isdigit() for ch in s)):
+    if len(s) > MAX_DATE_LENGTH or not (_TWO_NUMBERS.search(s) if s.isascii() else any(ch.isdigit() for ch in s)):
         return None
     if _MAYBE_DATE is not None and not _MAYBE_DATE.fullmatch(s):
         return None

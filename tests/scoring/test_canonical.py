@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,29 @@ def test_the_fast_routes_give_the_keys_of_the_full_steps(value: Any) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(canonical, "_ISO_DATE", re.compile(r"(?!)"))
         assert canonical._route(value, None) == key
+
+
+_FORMATS = canonical.DATE_FORMATS + canonical.DATETIME_FORMATS
+_WRITTEN_DATES = st.tuples(
+    st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)), st.sampled_from(_FORMATS)
+).map(lambda d: d[0].strftime(d[1]))
+_CODES = st.from_regex(r"[A-Za-z ]{0,6}[0-9]{1,6}[A-Za-z ,\-]{0,6}", fullmatch=True)
+
+
+@property_test(1000, value=st.one_of(_WRITTEN_DATES, _CODES, _TEXT))
+def test_text_with_one_number_is_no_date(value: str) -> None:
+    """Dates written in every format the key reads (and names or codes with one number) get the
+    key they get when every text with a digit tries the formats' pattern: reading only texts with two
+    numbers skips none."""
+    key = canonical_key(value)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical, "_TWO_NUMBERS", re.compile(r"[0-9]"))
+        patch.setattr(canonical, "_KEYS", {})
+        assert canonical_key(value) == key
+
+
+@pytest.mark.parametrize("fmt", _FORMATS)
+def test_every_format_reads_two_numbers(fmt: str) -> None:
+    written = datetime(2024, 3, 9, 7, 5, 2).strftime(fmt.replace("%z", "+0100"))
+    assert canonical._TWO_NUMBERS.search(written)
+    assert canonical_key(written).startswith(("#d", "#t")), written
