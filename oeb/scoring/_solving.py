@@ -194,9 +194,11 @@ class Solving:
 
     def _nested_named(self, items: list[Item], path: Path) -> list[list[dict[Path, str]]] | None:
         """Each item's nested items at `path` as their named values; None if any holds arrays to pair."""
-        found = []
+        priced, flat_named = self.pricing.priced, self.pricing.flat_named
+        found: list[list[dict[Path, str]]] = []
         for item in items:
-            named = self.pricing.flat_named(self.pricing.priced(item)[1].get(path, []))
+            inner = priced(item)[1].get(path)
+            named = flat_named(inner) if inner else []  # most rows of a table hold none
             if named is None:
                 return None
             found.append(named)

@@ -122,11 +122,16 @@ def _by_suffix(rows: Sequence[Named]) -> dict[object, tuple[list[int], list[str]
     """Each suffix's rows and keys. Rows of one shape (a table's rows mostly share theirs) are
     transposed together: C loops instead of one Python step per value."""
     shapes: dict[tuple[Path, ...], list[int]] = {}
-    for index, named in enumerate(rows):
-        shapes.setdefault(tuple(named), []).append(index)
+    first = tuple(rows[0]) if rows else ()
+    if all(map(first.__eq__, map(tuple, rows))):  # one shape: no shape hashed per row (its paths are one object)
+        shapes[first] = list(range(len(rows)))
+    else:
+        for index, named in enumerate(rows):
+            shapes.setdefault(tuple(named), []).append(index)
     found: dict[object, tuple[list[int], list[str]]] = {}
     for shape, indices in shapes.items():
-        keys_by_suffix = zip(*(rows[index].values() for index in indices), strict=True)
+        chosen = rows if len(indices) == len(rows) else [rows[index] for index in indices]
+        keys_by_suffix = zip(*map(dict.values, chosen), strict=True)
         for suffix, keys in zip(shape, keys_by_suffix, strict=True):
             entry = found.get(suffix)
             if entry is None:
