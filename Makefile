@@ -25,7 +25,10 @@ setup:
 # Tests keep Python's bytecode caches (__pycache__, ignored by git) even where the environment sets
 # PYTHONDONTWRITEBYTECODE: otherwise every pytest worker, `oeb` subprocess and Ray worker compiles oeb,
 # Ray and the other dependencies from source again (about 6 s of CPU each, hundreds of them in CI).
-PYTEST = PYTHONDONTWRITEBYTECODE= $(UV) run pytest
+# The benchmarks keep them too: without, each of a run's Ray workers compiles Ray again (measured on a
+# fresh clone: `ray.init` 24 s instead of 8, and a ten-system run's workers 25% more CPU).
+PYRUN = PYTHONDONTWRITEBYTECODE= $(UV) run
+PYTEST = $(PYRUN) pytest
 # The tests without Ray write about 9,000 small files a run (run folders, records, datasets) and pytest
 # deletes a run's folders three runs later: on this machine's disk each file costs about 0.3 ms to make
 # and as much to delete, on a RAM disk (/dev/shm, where there is one) next to nothing. Ray's tests keep
@@ -76,7 +79,7 @@ bench: setup
 ifdef RAY_ADDRESS
 	$(SUBMIT) --config $(BENCH_CONFIG) --out $(OUT)
 else
-	$(UV) run oeb run --config $(BENCH_CONFIG) --out $(OUT) -y
+	$(PYRUN) oeb run --config $(BENCH_CONFIG) --out $(OUT) -y
 endif
 
 # The ten published settings side by side in ONE run (each system with its own actors, pace and
@@ -90,7 +93,7 @@ bench-all: setup
 ifdef RAY_ADDRESS
 	$(SUBMIT) $(foreach config,$(BENCH_CONFIGS),--config $(config)) --out $(BENCH_ALL_OUT)
 else
-	$(UV) run oeb run $(foreach config,$(BENCH_CONFIGS),--config $(config)) --out $(BENCH_ALL_OUT) -y
+	$(PYRUN) oeb run $(foreach config,$(BENCH_CONFIGS),--config $(config)) --out $(BENCH_ALL_OUT) -y
 endif
 
 # `make regrade RUNS=s3://bucket/runs/ [OUT=s3://bucket/regraded]`: every run folder under RUNS graded
@@ -102,23 +105,23 @@ regrade: setup
 ifdef RAY_ADDRESS
 	$(SUBMIT) --grade $(RUNS) $(REGRADE_OUT)
 else
-	$(UV) run oeb grade $(RUNS) $(REGRADE_OUT)
+	$(PYRUN) oeb grade $(RUNS) $(REGRADE_OUT)
 endif
 
 # `make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"`: the scorer on its family of
 # generated tables, beside the reference (docs/performance/scorer.md); ARGS=--list names the inputs.
 bench-scorer: setup
-	$(UV) run python scripts/bench_scorer.py $(ARGS)
+	$(PYRUN) python scripts/bench_scorer.py $(ARGS)
 
 bench-run: setup
-	$(UV) run python scripts/bench_run.py
+	$(PYRUN) python scripts/bench_run.py
 
 # Ten job-protocol fakes, 620 synthetic documents, ten configs side by side in one `oeb run`: wall time
 # against the bound, driver CPU and memory, jobs bought per document (docs/performance/scale.md).
 # SCALE_FLAGS="--nodes 2" on a local two-node Ray, "--profile" to see where the driver's CPU goes.
 SCALE_FLAGS ?=
 bench-scale: setup
-	$(UV) run python scripts/bench_scale.py $(SCALE_FLAGS)
+	$(PYRUN) python scripts/bench_scale.py $(SCALE_FLAGS)
 
 # `make bench-cluster SYSTEM=reducto OUT=s3://bucket/runs` on a Ray cluster node (the image's Ray
 # head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no
