@@ -86,58 +86,66 @@ class _Starts:
     """An actor's share of its system's in-flight cap, and the spacing of its starts. Calls line up
     as they arrive and start in that order (the driver's), each once a slot is free, at its booked
     time and one interval of the pace after the actor's previous start; a call that waits in line
-    (given ahead) does not start at all once the system is halted."""
+    (given ahead) does not start at all once the system is halted. Only the head of the line is
+    woken, and only when it may go: a wake-up costs the thread that frees a slot the interpreter's
+    lock for a switch interval."""
 
     def __init__(self, slots: int) -> None:
         self._slots = slots
-        self._changed = threading.Condition()
-        self._line: deque[object] = deque()
+        self._lock = threading.Lock()
+        self._line: deque[threading.Event] = deque()
         self._last = -math.inf
         self._running = 0
         self._halted = False
 
-    def line_up(self) -> object:
-        """A call arrived: its place in line (its ticket)."""
-        ticket = object()
-        with self._changed:
+    def line_up(self) -> threading.Event:
+        """A call arrived: its place in line (its ticket, set when its turn has come)."""
+        ticket = threading.Event()
+        with self._lock:
             self._line.append(ticket)
+            self._next()
         return ticket
 
-    def take(self, ticket: object, not_before: float, interval: float) -> int | None:
+    def take(self, ticket: threading.Event, not_before: float, interval: float) -> int | None:
         """Wait for the call's turn, a slot and the start; how many calls run with this one, or None
         once halted (the call has then left the line)."""
-        with self._changed:
-            while not self._halted and (self._line[0] is not ticket or self._running >= self._slots):
-                self._changed.wait()
+        ticket.wait()
+        with self._lock:
             self._line.remove(ticket)
-            self._changed.notify_all()
             if self._halted:
                 return None
             start = max(not_before, self._last + interval)
             self._last = start
             self._running += 1
             running = self._running
+            self._next()
         time.sleep(max(0.0, start - time.monotonic()))
         return running
 
-    def leave(self, ticket: object) -> None:
+    def leave(self, ticket: threading.Event) -> None:
         """The call ended without starting (its upload failed, say): the next in line may go."""
-        with self._changed:
+        with self._lock:
             if ticket in self._line:
                 self._line.remove(ticket)
-                self._changed.notify_all()
+                self._next()
 
     def give_back(self) -> None:
         """The call ended: its slot is free."""
-        with self._changed:
+        with self._lock:
             self._running -= 1
-            self._changed.notify_all()
+            self._next()
 
     def halt(self) -> None:
         """The system stopped: no call in line starts."""
-        with self._changed:
+        with self._lock:
             self._halted = True
-            self._changed.notify_all()
+            for ticket in self._line:
+                ticket.set()
+
+    def _next(self) -> None:
+        """Let the head of the line go if a slot is free (the lock held)."""
+        if self._line and self._running < self._slots:
+            self._line[0].set()
 
 
 class SystemActor:

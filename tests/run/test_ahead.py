@@ -26,7 +26,7 @@ def _take(starts: _Starts, not_before: float, interval: float = INTERVAL) -> int
 
 
 def _take_later(
-    starts: _Starts, not_before: float, ticket: object | None = None
+    starts: _Starts, not_before: float, ticket: threading.Event | None = None
 ) -> tuple[threading.Thread, list[tuple[int | None, float]]]:
     taken: list[tuple[int | None, float]] = []
     ticket = ticket or starts.line_up()
