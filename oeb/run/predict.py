@@ -114,8 +114,8 @@ class _Starts:
             self._line.remove(ticket)
             if self._halted:
                 return None
-            start = max(not_before, self._last + interval)
-            self._last = start
+            start = max(not_before, self._last + interval, time.monotonic())
+            self._last = start  # when it really starts: a call that waited for a slot starts late
             self._running += 1
             running = self._running
             self._next()

@@ -60,6 +60,21 @@ def test_starts_keep_the_pace_whenever_the_calls_were_booked() -> None:
     assert time.monotonic() - now >= 2 * INTERVAL  # the third started two intervals after the first
 
 
+def test_a_call_that_waited_for_a_slot_spaces_the_next_from_its_real_start() -> None:
+    starts = _Starts(1)
+    booked = time.monotonic()
+    _take(starts, booked)
+    later, taken = _take_later(starts, booked)  # booked long ago, it waits for the slot
+    time.sleep(0.3)
+    freed = time.monotonic()  # the waiting call starts at this or later
+    starts.give_back()
+    later.join(5)
+    assert [running for running, _ in taken] == [1]
+    starts.give_back()
+    assert _take(starts, booked) is not None  # booked as early, free at once: it still keeps the pace
+    assert time.monotonic() - freed >= INTERVAL
+
+
 def test_calls_start_in_the_order_they_arrived() -> None:
     starts = _Starts(1)
     first, second = starts.line_up(), starts.line_up()
