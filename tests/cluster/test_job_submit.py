@@ -29,7 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 def _oeb_job(two_nodes, dataset: str, out: str) -> str:
     """Submit the mock config as `make bench` does and wait for it; the job's submission id."""
     gold = Path(SAMPLE_DATASET) / "gold"  # mock answers from a local gold folder (it cannot read s3://)
-    sets = [f"dataset={dataset}", f"system.mock.gold={gold}", "workers=4", "ray.actors=2", "system.mock.latency=0.2",
+    # Answers come two at a time, 0.8 s apart: longer than small documents wait for company
+    # (grade_stage.HOLD_SECONDS), so each pair is a grading task of its own, about seven tasks to
+    # spread over the nodes (answers 0.2 s apart made about five, four of them on one node, and once
+    # in a CI run all of them).
+    sets = [f"dataset={dataset}", f"system.mock.gold={gold}", "workers=2", "ray.actors=2", "system.mock.latency=0.8",
             "ray.rate_limit.requests_per_second=null", "ray.rate_limit.max_in_flight=0"]  # fmt: skip
     command = [sys.executable, "scripts/submit.py", "--config", "oeb/examples/mock.yaml", "--out", out,
                "--address", two_nodes.dashboard, "--python", sys.executable]  # fmt: skip
