@@ -80,6 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"oeb {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Whoever read the output stopped reading (`oeb score ... | head`): stop quietly, as Unix tools
+        # do; stdout goes nowhere, so the interpreter's last flush cannot raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+BROKEN_PIPE = 141
+"""The exit code when the output's reader went away: 128 + SIGPIPE, what a shell reports for a Unix
+tool that the signal stopped (docs/exit-codes.md)."""
 
 
 def _time_since_start() -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import oeb
-from oeb.cli import main
+from oeb.cli import BROKEN_PIPE, main
 
 EXAMPLE = Path(oeb.__file__).parent / "examples" / "invoice"
 
@@ -105,6 +107,21 @@ def test_a_missing_flag_is_a_usage_error(capsys) -> None:
     code, _, err = run(capsys, "score", "--pred", "p.json")
     assert code == 2
     assert "--gold" in err
+
+
+def test_a_reader_that_stops_reading_ends_it_quietly(tmp_path) -> None:
+    """`oeb score --details ... | head`: no traceback, exit 141 (128 + SIGPIPE)."""
+    rows = [{"name": f"item {i}", "amount": i} for i in range(3000)]
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+    argv = files(tmp_path, {"rows": rows}, {"rows": rows}, schema)
+    process = subprocess.Popen([sys.executable, "-m", "oeb", "score", "--details", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(100)  # far less than its output (more than a pipe holds), then stop
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == BROKEN_PIPE, err
+    assert err == ""
 
 
 def test_explain_shows_the_steps_and_whether_two_values_agree(capsys) -> None:
