@@ -37,14 +37,18 @@ VERBS = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse without prefix abbreviations (`--conf` is not `--config`)."""
+    """argparse without prefix abbreviations (`--conf` is not `--config`); `verbs` holds the verbs'
+    parsers on the top one."""
+
+    verbs: dict[str, argparse.ArgumentParser]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.verbs = {}
 
 
-def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:
+def build_parser(verbs: Sequence[str] = VERBS) -> _Parser:
     """The command line with `verbs` (each verb's module is imported to register it)."""
     parser = _Parser(prog="oeb", description="Benchmark harness for document-extraction systems.")
     parser.add_argument("--version", action="version", version=f"oeb {__version__}")
@@ -52,7 +56,18 @@ def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:
     subparsers.required = True
     for verb in verbs:
         importlib.import_module(f"oeb.cli.{verb}").register(subparsers)
+    parser.verbs = dict(subparsers.choices)
     return parser
+
+
+def _parse(arguments: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line. An argument the verb does not take is refused with the verb's own
+    usage (argparse's would show only `oeb COMMAND ...`, which does not say what the verb takes)."""
+    parser = build_parser(_needed(arguments))
+    args, extra = parser.parse_known_args(arguments)
+    if extra:
+        parser.verbs[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _needed(argv: Sequence[str]) -> Sequence[str]:
@@ -70,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _time_since_start()
     with timed("command line"):
         arguments = sys.argv[1:] if argv is None else list(argv)
-        args = build_parser(_needed(arguments)).parse_args(arguments)
+        args = _parse(arguments)
     try:
         code: int = args.run(args)
         return code

@@ -124,6 +124,13 @@ def test_a_reader_that_stops_reading_ends_it_quietly(tmp_path) -> None:
     assert err == ""
 
 
+def test_an_argument_the_verb_does_not_take_is_refused_with_the_verbs_usage(capsys) -> None:
+    code, _, err = run(capsys, "score", "--pred", "p.json", "--gold", "g.json", "--schema", "s.json", "extra.json")
+    assert code == 2
+    assert err.startswith("usage: oeb score ") and "--pred PRED" in err  # what the verb takes
+    assert err.rstrip().endswith("oeb score: error: unrecognized arguments: extra.json")
+
+
 def test_explain_shows_the_steps_and_whether_two_values_agree(capsys) -> None:
     code, out, _ = run(capsys, "explain", "$1,234.50", "1234.5")
     assert code == 0
