@@ -42,6 +42,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     ├── BudgetReached                   exit 4: the run stopped starting documents at its budget
     ├── NothingAnswered                 exit 5: every document failed: a broken set-up
     ├── Interrupted                     exit 130: Ctrl-C
+    │   └── Terminated                  exit 143: SIGTERM (ray job stop, a pod's deletion, timeout)
     ├── ReportError                     a folder report, compare or audit cannot read
     │   └── ReportMismatch              runs whose numbers are not comparable
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
@@ -211,6 +212,13 @@ class Interrupted(OebError):
     left for `oeb resume`."""
 
     exit_code = 130
+
+
+class Terminated(Interrupted):
+    """The process was sent SIGTERM during a run (`ray job stop`, a pod deleted, `timeout`, a CI job
+    cancelled): it stops as on Ctrl-C, with the exit code a shell gives a process SIGTERM stopped."""
+
+    exit_code = 143
 
 
 class ReportError(OebError):

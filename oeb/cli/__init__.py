@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from oeb import __version__
-from oeb.errors import OebError
+from oeb import __version__, _sigterm
+from oeb.errors import Interrupted, OebError, Terminated
 from oeb.run.cluster import TIMINGS_VARIABLE, timed, timing
 
 VERBS = (
@@ -83,6 +83,7 @@ def _needed(argv: Sequence[str]) -> Sequence[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `oeb` command and return its exit code (an `OebError`'s class decides it)."""
     _time_since_start()
+    _sigterm.install()
     with timed("command line"):
         arguments = sys.argv[1:] if argv is None else list(argv)
         args = _parse(arguments)
@@ -93,8 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oeb {args.command}: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        print(f"oeb {args.command}: interrupted", file=sys.stderr)
-        return 130
+        stop = Terminated("terminated (SIGTERM)") if _sigterm.received() else Interrupted("interrupted")
+        print(f"oeb {args.command}: {stop}", file=sys.stderr)
+        return stop.exit_code
     except BrokenPipeError:
         # Whoever read the output stopped reading (`oeb score ... | head`): stop quietly, as Unix tools
         # do; stdout goes nowhere, so the interpreter's last flush cannot raise again.

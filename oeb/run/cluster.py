@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,6 +92,8 @@ class Where:
 
 
 _current: list[Where] = []
+_before_shutdown: dict[int, list[Callable[[], None]]] = {}
+"""By session (the id of its `Where`): what to run before it shuts its Ray down."""
 
 
 def uses_ray() -> bool:
@@ -101,6 +105,15 @@ def uses_ray() -> bool:
 def current() -> Where | None:
     """The innermost open `session`, if any."""
     return _current[-1] if _current else None
+
+
+def before_shutdown(where: Where, callback: Callable[[], None]) -> None:
+    """Run `callback` before the session `where` shuts its Ray down (a thread still waiting on Ray
+    must stop first: Ray ends the process when one calls it after its shutdown). A session that
+    shuts nothing down (no Ray, or a Ray this process had open already) never calls it."""
+    callbacks = _before_shutdown.get(id(where))
+    if callbacks is not None:
+        callbacks.append(callback)
 
 
 def _ray_open() -> bool:
@@ -158,17 +171,22 @@ def session(address: str | None, env: dict[str, str], *, documents: int, work: i
     attached to is left running. Logs one line saying which."""
     where = choose(address, documents=documents, work=work)
     log.info("%s", where.line(documents))
+    shuts_down = where.kind in ("local", "attached")
     with timed("session start"):
-        if where.kind in ("local", "attached"):
+        if shuts_down:
             _init(where, env)
     _current.append(where)
+    if shuts_down:
+        _before_shutdown[id(where)] = []
     try:
         yield where
     finally:
         _current.pop()
-        if where.kind in ("local", "attached"):
+        if shuts_down:
             import ray
 
+            for callback in reversed(_before_shutdown.pop(id(where))):
+                callback()
             with timed("session end"):
                 ray.shutdown()
 
@@ -190,6 +208,7 @@ def _init(where: Where, env: dict[str, str]) -> None:
     import ray
 
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    ours = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
         if where.kind == "local":
             _keep_token_auth()
@@ -197,6 +216,8 @@ def _init(where: Where, env: dict[str, str]) -> None:
         else:
             _use_existing_token(where.address)
             ray.init(address=where.address, runtime_env={"env_vars": env}, **quiet)  # type: ignore[arg-type]
+        if ours is not None:  # ray.init makes SIGTERM a bare sys.exit; the CLI's stops a run as Ctrl-C does
+            signal.signal(signal.SIGTERM, ours)
     except Exception as error:  # Ray raises a bare Exception when its node does not start in time
         ray.shutdown()
         what = "a local Ray" if where.kind == "local" else f"the Ray at {where.address} (from {where.source})"

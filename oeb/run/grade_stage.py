@@ -156,6 +156,7 @@ class _Queue:
         self._bytes = 0
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self._closed = False
 
     def put(self, grader: Grader, items: Sequence[Item]) -> None:
         """Queue `items` of `grader`; they are submitted as soon as a slot is free."""
@@ -170,6 +171,20 @@ class _Queue:
                 self._thread = threading.Thread(target=self._run, name="oeb-grading", daemon=True)
                 self._thread.start()
             self.changed.notify_all()
+
+    def close(self) -> None:
+        """The session shuts Ray down (`cluster.before_shutdown`): what waits is dropped and the tasks in flight are no
+        longer waited for (their gradings have finished, or were abandoned by a stop or Ctrl-C). On
+        Ray the thread is waited for, at most one wait for results, so it never calls Ray after its
+        shutdown; one scoring in this process is left to end with it (a daemon)."""
+        with self.changed:
+            self._closed = True
+            self._waiting.clear()
+            self._bytes = 0
+            thread = self._thread
+            self.changed.notify_all()
+        if thread is not None and not isinstance(self.executor, _InProcess):
+            thread.join()
 
     def _hold(self) -> float:
         """Seconds the waiting documents may still wait for company: none once enough wait, one has
@@ -217,6 +232,9 @@ class _Queue:
         pending: dict[int, tuple[Any, Batch]] = {}  # by id: an in-process handle is a list
         while True:
             with self.changed:
+                if self._closed:
+                    self._thread = None
+                    return
                 chosen: list[Batch] = []
                 hold = 0.0
                 while len(pending) + len(chosen) < self.executor.slots and self._waiting:
@@ -283,8 +301,11 @@ def _queue() -> _Queue:
         executor = workers.Pool(cluster.worker_env())
     else:
         executor = _OnRay() if cluster.uses_ray() else _InProcess()
-    _session_queue[:] = [(where, _Queue(executor))]
-    return _session_queue[0][1]
+    queue = _Queue(executor)
+    _session_queue[:] = [(where, queue)]
+    if where is not None:
+        cluster.before_shutdown(where, queue.close)
+    return queue
 
 
 class _Verdicts:

@@ -47,8 +47,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oeb import _sigterm
 from oeb.dataset import Dataset, Row
-from oeb.errors import BudgetReached, Interrupted, OebError, RunStopped
+from oeb.errors import BudgetReached, Interrupted, OebError, RunStopped, Terminated
 from oeb.run import jobs
 from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, uses_ray, worker_env
 from oeb.run.config import Config
@@ -645,7 +646,7 @@ def predict_jobs(
     """Predict every job's rows side by side in one driver loop, saving each record as it comes and
     calling `on_saved(job, doc_id)` after, and `on_done(job, stage)` as each system ends (not for a
     system stopped by a bug); per job its statistics and its stop, if any. A bug in an adapter is
-    raised once every system has stopped; Ctrl-C raises `Interrupted`."""
+    raised once every system has stopped; Ctrl-C raises `Interrupted`, SIGTERM `Terminated`."""
     runs: list[SystemRun] = []
     calls = Calls(uses_ray())
     shown = progress or RunProgress([job.label for job in jobs], {job.label: len(job.rows) for job in jobs})
@@ -657,8 +658,9 @@ def predict_jobs(
     except KeyboardInterrupt:
         resume = " ".join(job.folder.url for job in jobs)
         total = sum(len(job.rows) for job in jobs)
-        raise Interrupted(
-            f"interrupted: {shown.done} of {total} documents saved, the calls in flight abandoned; "
+        stop, what = (Terminated, "terminated (SIGTERM)") if _sigterm.received() else (Interrupted, "interrupted")
+        raise stop(
+            f"{what}: {shown.done} of {total} documents saved, the calls in flight abandoned; "
             f"continue with: oeb resume {resume}"
         ) from None
     finally:
