@@ -9,24 +9,46 @@ raised while it waits into a plain KeyboardInterrupt, so the exception's type ca
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["install", "received"]
+from oeb.errors import Interrupted, Terminated
+
+__all__ = ["install", "kept", "stopped"]
 
 _received = threading.Event()
 
 
 def install() -> None:
     """Make SIGTERM stop this process as Ctrl-C does (only the main thread may set handlers)."""
-    if threading.current_thread() is threading.main_thread():
+    if _may_set():
         signal.signal(signal.SIGTERM, _handler)
 
 
-def received() -> bool:
-    """Whether SIGTERM arrived: an interruption is a termination (exit 143), not a Ctrl-C (130)."""
-    return _received.is_set()
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Around a call that sets a SIGTERM handler of its own (`ray.init`: a bare `sys.exit`), keep
+    the one there was."""
+    before = signal.getsignal(signal.SIGTERM) if _may_set() else None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def stopped(detail: str = "") -> Interrupted:
+    """What an interruption ends a command with: `Terminated` (exit 143) after SIGTERM, else
+    `Interrupted` (Ctrl-C, exit 130); `detail` says what was kept and how to go on."""
+    kind, what = (Terminated, "terminated (SIGTERM)") if _received.is_set() else (Interrupted, "interrupted")
+    return kind(f"{what}: {detail}" if detail else what)
+
+
+def _may_set() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from oeb import __version__, _sigterm
-from oeb.errors import Interrupted, OebError, Terminated
+from oeb.errors import OebError
 from oeb.run.cluster import TIMINGS_VARIABLE, timed, timing
 
 VERBS = (
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oeb {args.command}: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        stop = Terminated("terminated (SIGTERM)") if _sigterm.received() else Interrupted("interrupted")
+        stop = _sigterm.stopped()
         print(f"oeb {args.command}: {stop}", file=sys.stderr)
         return stop.exit_code
     except BrokenPipeError:

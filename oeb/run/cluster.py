@@ -23,15 +23,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from oeb import _sigterm
 from oeb.errors import RayUnavailable, UsageError
 
 if TYPE_CHECKING:  # Ray is imported only when a command uses it (importing it costs about 2 s)
@@ -208,16 +207,14 @@ def _init(where: Where, env: dict[str, str]) -> None:
     import ray
 
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
-    ours = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
-        if where.kind == "local":
-            _keep_token_auth()
-            ray.init(address="local", include_dashboard=False, **quiet)  # type: ignore[arg-type]
-        else:
-            _use_existing_token(where.address)
-            ray.init(address=where.address, runtime_env={"env_vars": env}, **quiet)  # type: ignore[arg-type]
-        if ours is not None:  # ray.init makes SIGTERM a bare sys.exit; the CLI's stops a run as Ctrl-C does
-            signal.signal(signal.SIGTERM, ours)
+        with _sigterm.kept():  # the CLI's handler stops a run as Ctrl-C does
+            if where.kind == "local":
+                _keep_token_auth()
+                ray.init(address="local", include_dashboard=False, **quiet)  # type: ignore[arg-type]
+            else:
+                _use_existing_token(where.address)
+                ray.init(address=where.address, runtime_env={"env_vars": env}, **quiet)  # type: ignore[arg-type]
     except Exception as error:  # Ray raises a bare Exception when its node does not start in time
         ray.shutdown()
         what = "a local Ray" if where.kind == "local" else f"the Ray at {where.address} (from {where.source})"

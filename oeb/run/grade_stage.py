@@ -173,10 +173,10 @@ class _Queue:
             self.changed.notify_all()
 
     def close(self) -> None:
-        """The session shuts Ray down (`cluster.before_shutdown`): what waits is dropped and the tasks in flight are no
-        longer waited for (their gradings have finished, or were abandoned by a stop or Ctrl-C). On
-        Ray the thread is waited for, at most one wait for results, so it never calls Ray after its
-        shutdown; one scoring in this process is left to end with it (a daemon)."""
+        """The session shuts Ray down (`cluster.before_shutdown`): what waits is dropped and the tasks
+        in flight are no longer waited for (their gradings have finished, or were abandoned by a stop
+        or Ctrl-C). On Ray the thread is waited for, at most one wait for results, so it never calls
+        Ray after its shutdown; one scoring in this process is left to end with it (a daemon)."""
         with self.changed:
             self._closed = True
             self._waiting.clear()

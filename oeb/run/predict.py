@@ -49,7 +49,7 @@ from typing import Any
 
 from oeb import _sigterm
 from oeb.dataset import Dataset, Row
-from oeb.errors import BudgetReached, Interrupted, OebError, RunStopped, Terminated
+from oeb.errors import BudgetReached, OebError, RunStopped
 from oeb.run import jobs
 from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, uses_ray, worker_env
 from oeb.run.config import Config
@@ -658,9 +658,8 @@ def predict_jobs(
     except KeyboardInterrupt:
         resume = " ".join(job.folder.url for job in jobs)
         total = sum(len(job.rows) for job in jobs)
-        stop, what = (Terminated, "terminated (SIGTERM)") if _sigterm.received() else (Interrupted, "interrupted")
-        raise stop(
-            f"{what}: {shown.done} of {total} documents saved, the calls in flight abandoned; "
+        raise _sigterm.stopped(
+            f"{shown.done} of {total} documents saved, the calls in flight abandoned; "
             f"continue with: oeb resume {resume}"
         ) from None
     finally:
