@@ -204,6 +204,11 @@ def test_answers_of_several_runs_on_one_dataset_share_tasks(tmp_path: Path, reco
     first, second = _answered(tmp_path / "first"), _answered(tmp_path / "second")
     ids = [row.doc_id for row in dataset.rows]
     with _incrementally(first, ids, dataset) as a, _incrementally(second, ids, dataset) as b:  # 11 answered each
+        # The queue's thread takes its first batch while both still stream; `finish` before it woke
+        # would flush everything waiting by size instead (a race this test used to lose now and then).
+        deadline = time.monotonic() + 10
+        while not recording.tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
         a.finish(), b.finish()
     sizes = [sum(n for _, n in task) for task in recording.tasks]
     assert sizes[0] == grade_stage.BATCH_DOCUMENTS and sum(sizes) == 22  # the rest spread at the end
