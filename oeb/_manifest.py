@@ -17,6 +17,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type in
 
 from oeb import _json
 from oeb.errors import ManifestError, SchemaError
+from oeb.schema_refs import check_references
 from oeb.scoring.schema import resolve_schema
 
 REQUIRED_COLUMNS = ("doc_id", "doc_path", "gt_path", "schema")
@@ -172,6 +173,10 @@ def _schema(raw: object, where: str) -> dict[str, Any]:
             "it must be the JSON Schema of the extraction"
         )
     try:  # refused now, not after a run has paid for every answer that could then never be graded
+        check_references(schema, where)
+    except SchemaError as error:
+        raise ManifestError(str(error)) from None
+    try:
         resolve_schema(schema)
     except SchemaError as error:
         raise ManifestError(f"{where}: the scorer cannot use the schema: {error}") from None

@@ -23,11 +23,13 @@ import ftfy
 import jsonschema  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
+import referencing.exceptions
 
 from oeb import _json, storage
 from oeb.dataset import DEFAULT_MANIFEST, Dataset, Row, open_dataset
 from oeb.errors import ReportError, ReportMismatch, UsageError
 from oeb.report.runs import Run
+from oeb.schema_refs import local_registry
 from oeb.scoring import canonical_key, show_address
 
 KINDS = ("gold_disagrees", "gold_missing", "gold_invalid", "short_answer", "mojibake")
@@ -154,7 +156,8 @@ def _validator(schema: dict[str, Any]) -> _Validator:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
             cls.check_schema(schema)
-            _VALIDATORS[key] = _Validator(cls(schema, format_checker=cls.FORMAT_CHECKER), "")
+            check = cls(schema, registry=local_registry(schema), format_checker=cls.FORMAT_CHECKER)
+            _VALIDATORS[key] = _Validator(check, "")
         except jsonschema.SchemaError as error:
             _VALIDATORS[key] = _Validator(None, error.message)
     return _VALIDATORS[key]
@@ -172,7 +175,7 @@ def invalid(row: Row, gold: dict[str, Any], of: int) -> Iterator[Finding]:
         return
     try:
         errors = list(validator.check.iter_errors(gold))
-    except jsonschema.exceptions.RefResolutionError:  # an external $ref: nothing can be checked offline
+    except referencing.exceptions.Unresolvable:  # refused at opening; kept so no path ever fetches
         return
     for error in errors:
         if error.validator not in CHECKED or (error.validator == "type" and error.instance is None):
