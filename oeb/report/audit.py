@@ -27,7 +27,7 @@ import referencing.exceptions
 
 from oeb import _json, storage
 from oeb.dataset import DEFAULT_MANIFEST, Dataset, Row, open_dataset
-from oeb.errors import ReportError, ReportMismatch, UsageError
+from oeb.errors import ReportError, ReportMismatch, SchemaError, UsageError
 from oeb.report.runs import Run
 from oeb.schema_refs import local_registry
 from oeb.scoring import canonical_key, show_address
@@ -160,6 +160,8 @@ def _validator(schema: dict[str, Any]) -> _Validator:
             _VALIDATORS[key] = _Validator(check, "")
         except jsonschema.SchemaError as error:
             _VALIDATORS[key] = _Validator(None, error.message)
+        except SchemaError as error:  # the dataset check refuses these first; no validator, nothing fetched
+            _VALIDATORS[key] = _Validator(None, str(error))
     return _VALIDATORS[key]
 
 
@@ -175,7 +177,7 @@ def invalid(row: Row, gold: dict[str, Any], of: int) -> Iterator[Finding]:
         return
     try:
         errors = list(validator.check.iter_errors(gold))
-    except referencing.exceptions.Unresolvable:  # refused at opening; kept so no path ever fetches
+    except referencing.exceptions.Unresolvable:  # points at nothing in the schema (outside: refused at opening)
         return
     for error in errors:
         if error.validator not in CHECKED or (error.validator == "type" and error.instance is None):
