@@ -27,6 +27,7 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
+from oeb import storage
 from oeb.errors import DatasetNotFoundError, HubError, OebError, StorageNotFoundError
 
 ACCEPTED_FORM = "hf://datasets/<org>/<name>[@<revision>]"
@@ -125,6 +126,7 @@ class HubSnapshot:
                     endpoint=_endpoint(),
                     local_files_only=self.cached_only,
                     tqdm_class=_Quiet,
+                    token=storage.hub_token(),
                 )
             )
         except LocalEntryNotFoundError as error:
@@ -158,7 +160,9 @@ def pin(address: HubAddress) -> HubSnapshot:
     if _offline():
         return _cached_snapshot(address, "offline mode is on (HF_HUB_OFFLINE)")
     try:
-        info = HfApi(endpoint=_endpoint()).dataset_info(address.repo_id, revision=address.revision)
+        info = HfApi(endpoint=_endpoint(), token=storage.hub_token()).dataset_info(
+            address.repo_id, revision=address.revision
+        )
     except RepositoryNotFoundError as error:
         raise DatasetNotFoundError(
             f"the Hub ({_endpoint()}) shows no dataset {address.repo_id}: it does not exist, or it is "

@@ -5,6 +5,12 @@ A URL is a plain path, `file://...`, `s3://bucket/prefix` or `hf://datasets/org/
 writes are atomic (a reader never sees half a file), a folder is listed with one listing call, and
 S3 is configured from the standard AWS environment (`AWS_ENDPOINT_URL`, `AWS_PROFILE`, keys), so
 MinIO, R2 and moto work unchanged. Every failure is a `StorageError` naming the URL and the fix.
+
+Credentials (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `HF_TOKEN`, ...) never
+travel in a Ray runtime environment, which Ray writes to every node's logs: a worker is handed the
+driver's in a call (`oeb.run.cluster.sealed`) and holds them in memory only while its caller needs
+them (`holding`), as storage options given to fsspec and huggingface_hub; without any, a worker uses
+its node's own credential chain (instance role, mounted profile). docs/guarantees.md#secrets.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ __all__ = [
 ]
 
 _READ_ONLY_PROTOCOLS = frozenset({"hf", "http", "https"})
+_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
+_S3_CREDENTIALS = (("key", "AWS_ACCESS_KEY_ID"), ("secret", "AWS_SECRET_ACCESS_KEY"), ("token", "AWS_SESSION_TOKEN"))
+_held: dict[str, str] = {}
+"""The credentials this process was handed (a Ray worker's caller's), used instead of its environment."""
 _READ_THREADS = 8
 
 
@@ -84,8 +94,47 @@ def local_path(url: str) -> Path:
     return Path(fsspec.core.strip_protocol(url)).absolute()
 
 
+def is_credential(name: str) -> bool:
+    """Whether an `AWS_*`/`HF_*`/`OEB_*` variable holds a secret (a key, secret or token; not a file
+    naming one): such a variable is handed to workers in a call, never through their environment."""
+    return not name.endswith(("_FILE", "_PATH")) and any(word in name for word in _SECRET_WORDS)
+
+
+def credentials() -> dict[str, str]:
+    """The storage credentials of this process now (its environment's, else those it holds)."""
+    here = {name: value for name, value in os.environ.items() if value and name.startswith(("AWS_", "HF_", "HUGGING"))}
+    return {name: value for name, value in (_held | here).items() if is_credential(name)}
+
+
+@contextlib.contextmanager
+def holding(values: dict[str, str]) -> Iterator[None]:
+    """Use the credentials `values` for storage inside the block, then drop them (and every client
+    made with them): what a warm Ray worker does for each caller's batch."""
+    hold(values)
+    try:
+        yield
+    finally:
+        hold({})
+
+
+def hold(values: dict[str, str]) -> None:
+    """Use the credentials `values` from now on, in memory only (never in `os.environ`, which child
+    processes inherit); `{}` drops them, and the fsspec clients made with them."""
+    if _held:
+        for cls in set(fsspec.registry.values()):  # the filesystem classes imported (s3fs, hf, ...)
+            cls.clear_instance_cache()
+    _held.clear()
+    _held.update({name: value for name, value in values.items() if value and is_credential(name)})
+
+
+def hub_token() -> str | None:
+    """The Hugging Face token this process holds, if any (None: huggingface_hub's own lookup)."""
+    return _held.get("HF_TOKEN") or _held.get("HUGGING_FACE_HUB_TOKEN")
+
+
 def _storage_options(protocol: str) -> dict[str, Any]:
-    """Options read from the environment at call time, so a changed variable takes effect at once.
+    """Options read from the environment (and the credentials held) at call time, so a changed
+    variable takes effect at once.
 
     They are also part of fsspec's instance-cache key: a new `AWS_ENDPOINT_URL` gets a new client.
     """
@@ -97,9 +146,17 @@ def _storage_options(protocol: str) -> dict[str, Any]:
             options["client_kwargs"] = {"endpoint_url": endpoint}
         if os.environ.get("AWS_PROFILE"):
             options["profile"] = os.environ["AWS_PROFILE"]
+        for option, name in (
+            ("key", "AWS_ACCESS_KEY_ID"),
+            ("secret", "AWS_SECRET_ACCESS_KEY"),
+            ("token", "AWS_SESSION_TOKEN"),
+        ):
+            if _held.get(name):
+                options[option] = _held[name]
         return options
-    if protocol == "hf" and os.environ.get("HF_ENDPOINT"):
-        return {"endpoint": os.environ["HF_ENDPOINT"]}
+    if protocol == "hf":
+        options = {"endpoint": os.environ["HF_ENDPOINT"]} if os.environ.get("HF_ENDPOINT") else {}
+        return options | ({"token": hub_token()} if hub_token() else {})
     return {}
 
 

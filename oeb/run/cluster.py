@@ -11,11 +11,13 @@ A private local Ray keeps token authentication on (Ray's default for a new clust
 explicitly, so Ray has nothing to warn about; it starts without the dashboard and logs nothing to
 the console. When a test (or a notebook) has already connected to Ray, that session is used as it
 is and left running. Workers of a cluster oeb joins do not share the driver's environment, so the
-variables a worker needs to reach storage (the AWS and Hugging Face settings) are handed to them
-through the job's runtime environment. The system's API keys are not: Ray writes every runtime
-environment in plain text to a log file on each node (`runtime_env_agent.log`), so the run hands
-the keys (and the storage settings) to its actors in a method call
-(`oeb.run.predict.SystemActor.take_env`).
+storage settings a worker needs (the `AWS_*`, `HF_*` and `OEB_*` variables that are not secret:
+endpoint, region, profile name) travel in the job's runtime environment. Nothing secret does: Ray
+writes every runtime environment in plain text to a log file on each node (`runtime_env_agent.log`),
+and job metadata, actor names and (in some cases) task arguments to others. So the system's API keys
+and the storage credentials are put in Ray's object store (`sealed`) and the reference handed in a
+call: the run's actors take them once (`oeb.run.predict.SystemActor.take_env`), a grading task or a
+warm worker for each batch, which it holds in memory only while it grades it (`oeb.storage.holding`).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from oeb import _sigterm
+from oeb import _sigterm, storage
 from oeb.errors import RayUnavailable, UsageError
 
 if TYPE_CHECKING:  # Ray is imported only when a command uses it (importing it costs about 2 s)
@@ -190,14 +192,6 @@ def session(address: str | None, env: dict[str, str], *, documents: int, work: i
                 ray.shutdown()
 
 
-@contextlib.contextmanager
-def ray_session(address: str | None, env: dict[str, str]) -> Iterator[None]:
-    """Ray for the length of a run whatever its size (the engine's form until it gives `session`
-    the number of documents)."""
-    with session(address, env, documents=sys.maxsize):
-        yield
-
-
 def _init(where: Where, env: dict[str, str]) -> None:
     """Start or join Ray quietly: its INFO lines and the workers' output stay off the console."""
     # Read by Ray when it is imported: no usage reports, and no `uv run` wrapped around every worker
@@ -289,8 +283,30 @@ def timing(phase: str, seconds: float, cpu: float | None = None) -> None:
 
 
 def worker_env() -> dict[str, str]:
-    """The driver's variables that workers need to reach storage (never a system's API key)."""
-    return {name: value for name, value in os.environ.items() if value and name.startswith(FORWARDED_PREFIXES)}
+    """The driver's variables that workers need to reach storage, none secret (never a credential,
+    which `storage.credentials` gives to be `sealed`, nor a system's API key)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if value and name.startswith(FORWARDED_PREFIXES) and not storage.is_credential(name)
+    }
+
+
+def sealed(secrets: Mapping[str, Any]) -> list[Any]:
+    """`secrets` in Ray's object store (in memory, freed with its last reference), boxed in a list so
+    that a task or actor call is handed the reference, never the values: Ray writes no argument of
+    its own there (`opened` reads them back on the worker)."""
+    import ray
+
+    return [ray.put(dict(secrets))]
+
+
+def opened(box: list[Any]) -> dict[str, Any]:
+    """The secrets `sealed` put in Ray's object store, read on the worker."""
+    import ray
+
+    values: dict[str, Any] = ray.get(box[0])
+    return values
 
 
 def system_keys(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:

@@ -99,11 +99,15 @@ class _InProcess:
         return handle[0], "process"
 
 
-def _grade_task(dataset: list[Any], groups: list[Group], details: bool) -> tuple[list[list[dict[str, Any]]], str]:
-    """One batch on a Ray worker (`dataset`: `put_once`'s boxed reference), and the node that scored it."""
+def _grade_task(
+    dataset: list[Any], groups: list[Group], details: bool, secrets: list[Any]
+) -> tuple[list[list[dict[str, Any]]], str]:
+    """One batch on a Ray worker (`dataset`: `put_once`'s boxed reference; `secrets`: the driver's
+    storage credentials, `sealed`, held for the batch only), and the node that scored it."""
     import ray
 
-    return grade_groups(dataset_of(dataset), groups, details), ray.get_runtime_context().get_node_id()
+    with storage.holding(cluster.opened(secrets)):
+        return grade_groups(dataset_of(dataset), groups, details), ray.get_runtime_context().get_node_id()
 
 
 class _OnRay:
@@ -124,12 +128,13 @@ class _OnRay:
         # A worker that dies (killed, out of memory) has its task run again: same scores.
         self._task = ray.remote(max_retries=3)(_grade_task)
         self._datasets: dict[int, tuple[Dataset, Any]] = {}
+        self._secrets = cluster.sealed(storage.credentials())
 
     def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> Any:
         size = sum(item.size for _, items in groups for item in items)
         memory = min(self._cap, TASK_MEMORY_BASE + TASK_MEMORY_PER_BYTE * size)
         options = self._task.options(num_cpus=1, memory=memory, scheduling_strategy="SPREAD")
-        return options.remote(put_once(self._datasets, dataset), groups, details)
+        return options.remote(put_once(self._datasets, dataset), groups, details, self._secrets)
 
     def ready(self, handles: list[Any]) -> list[Any]:
         done, _ = self._ray.wait(handles, num_returns=1, timeout=_WAIT_SECONDS)

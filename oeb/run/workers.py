@@ -11,8 +11,9 @@ another code. A worker removes itself after `OEB_WARM_MINUTES` (default 30) with
 `oeb grade --stop-workers` removes them at once, as `ray stop` does with everything.
 
 The workers ask Ray for no CPU: idle, they block no other work on the cluster. Each grades one
-batch at a time (a second command's batches wait their turn), with the storage settings the call
-brings (a worker outlives the environment of the command that started it).
+batch at a time (a second command's batches wait their turn), with the storage settings and the
+credentials the call brings, the credentials held for that batch only (a worker outlives the
+command that started it, and must not keep its caller's secrets).
 """
 
 from __future__ import annotations
@@ -29,8 +30,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import oeb
+from oeb import storage
 from oeb.errors import GradingError, UsageError
-from oeb.run.cluster import ADDRESS_VARIABLE, FORWARDED_PREFIXES, choose, session, warm_minutes, worker_env
+from oeb.run.cluster import (
+    ADDRESS_VARIABLE,
+    FORWARDED_PREFIXES,
+    choose,
+    opened,
+    sealed,
+    session,
+    warm_minutes,
+    worker_env,
+)
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
@@ -96,18 +107,23 @@ class GradingWorker:
         threading.Thread(target=self._retire_when_idle, name="oeb-idle", daemon=True).start()
 
     def grade(
-        self, dataset: list[Any], groups: list[Group], details: bool, env: dict[str, str]
+        self, dataset: list[Any], groups: list[Group], details: bool, env: dict[str, str], secrets: list[Any]
     ) -> tuple[list[list[dict[str, Any]]], str]:
-        """One batch with the calling command's storage settings (`dataset`: `put_once`'s boxed
-        reference, read once per worker), and the node that scored it."""
+        """One batch with the calling command's storage settings and credentials (`secrets`: `sealed`,
+        held for this batch only, then dropped: a warm worker outlives its caller), and the node that
+        scored it (`dataset`: `put_once`'s boxed reference, read once per worker)."""
         with self._counting:
             self._busy += 1
         try:
             with self._lock:
-                for name in [name for name in os.environ if name.startswith(FORWARDED_PREFIXES)]:
+                # the last caller's settings go; a credential in the node's own environment stays
+                for name in [
+                    n for n in os.environ if n.startswith(FORWARDED_PREFIXES) and not storage.is_credential(n)
+                ]:
                     del os.environ[name]
                 os.environ.update(env)
-                return self._grade(self._dataset_of(dataset), groups, details), self._node
+                with storage.holding(opened(secrets)):
+                    return self._grade(self._dataset_of(dataset), groups, details), self._node
         finally:
             with self._counting:
                 self._busy -= 1
@@ -164,7 +180,7 @@ class Pool:
         import ray
 
         self._ray = ray
-        self._env = env
+        self._env, self._secrets = env, sealed(storage.credentials())
         self._actor = ray.remote(GradingWorker)
         self._idle = warm_minutes() * 60
         self._workers: list[Any] = []
@@ -229,7 +245,7 @@ class Pool:
         """Send a batch to the least busy worker."""
         from oeb.run.grade_task import put_once
 
-        call = _Call((put_once(self._datasets, dataset), groups, details, self._env))
+        call = _Call((put_once(self._datasets, dataset), groups, details, self._env, self._secrets))
         self._send(call)
         return call
 

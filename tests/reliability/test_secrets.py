@@ -15,6 +15,11 @@ import json
 import logging
 import os
 import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,6 +27,8 @@ from typing import Any, ClassVar
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from cluster.conftest import _flags, _start, _stop, _sweep
+from fixtures.services import S3_BUCKET
 from systems.fake_vendor import FakeVendor, Reply, Request
 from systems.vendors import SCHEMA, VENDORS
 
@@ -228,3 +235,65 @@ def test_a_crashed_reader_stops_the_run_with_no_key_in_its_message_or_kept_recor
     assert "[redacted]" in str(crashed.value)
     assert key not in str(crashed.value)
     assert key not in json.dumps(crashed.value.record)
+
+
+# Cloud credentials: a Ray head of the test's own (its own temp dir, started without any credential, as
+# a node with no instance role is), a run and a regrade attached to it writing to moto's S3.
+
+_HEAD_IP = "127.0.0.2"  # `ray start` leaves 127.0.0.1 for the machine's routable address
+_HEAD_PORTS = {  # outside tests/cluster's ports (6391-6499, 16000-16399) and Ray's worker range
+    "port": 6501,
+    "ray-client-server-port": 6502,
+    "node-manager-port": 6503,
+    "object-manager-port": 6504,
+    "dashboard-agent-listen-port": 6505,
+    "dashboard-agent-grpc-port": 6506,
+    "metrics-export-port": 6507,
+    "runtime-env-agent-port": 6508,
+    "min-worker-port": 16400,
+    "max-worker-port": 16599,
+}
+CLOUD_SECRETS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HF_TOKEN")
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_no_cloud_credential_is_in_any_file_of_a_ray_the_run_attached_to(s3_env: dict[str, str]) -> None:
+    """`oeb run` (predicting on actors, grading on warm workers) and `oeb grade` (grading on tasks of
+    its own, OEB_WARM_MINUTES=0) attached to the head, their run folder on S3: the head's nodes hold
+    no credential, so the work succeeding means the credentials reached the workers; none is in any
+    file under the head's temp dir (logs of the runtime-env agent, raylet, GCS, workers, job metadata)."""
+    tag, temp = uuid.uuid4().hex, Path(tempfile.mkdtemp(prefix="oebs"))  # short: Ray's sockets live under it
+    node_env = {name: value for name, value in os.environ.items() if not name.startswith(("AWS_", "HF_"))}
+    node_env = {k: v for k, v in node_env.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"} | {
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
+        "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0",
+        "AWS_EC2_METADATA_DISABLED": "true",  # no instance role to fall back on
+        "OEB_RAY_FIXTURE_TAG": tag,
+    }
+    values = {name: f"oeb-sentinel-{name.lower()}-{secrets.token_hex(8)}" for name in CLOUD_SECRETS}
+    driver_env = {k: v for k, v in node_env.items() if k != "OEB_RAY_FIXTURE_TAG"} | s3_env | values
+    head = f"{_HEAD_IP}:{_HEAD_PORTS['port']}"
+    args = ["--head", "--num-cpus=2", f"--temp-dir={temp}", "--include-dashboard=false", *_flags(_HEAD_PORTS)]
+    process = _start([*args, f"--node-ip-address={_HEAD_IP}"], temp / "head.log", node_env)
+    try:
+        dataset = temp / "data"
+        vendor_dataset(dataset, 3)
+        runs = f"s3://{S3_BUCKET}/{uuid.uuid4().hex}"
+        config = Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml"
+        oeb = [sys.executable, "-m", "oeb"]
+        run = [*oeb, "run", "--config", str(config), "--set", f"dataset={dataset}", "--set", "system.mock.latency=0"]
+        run += ["--set", f"ray.address={head}", "--out", runs, "-y"]
+        done = subprocess.run(run, env=driver_env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        grade = [*oeb, "grade", runs, "--address", head]
+        done = subprocess.run(grade, env=driver_env | {"OEB_WARM_MINUTES": "0"}, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    finally:
+        _stop(process)
+        _sweep(tag)
+    found = _leaks(values, {k: v for k, v in _files(temp).items() if "/sockets/" not in k})
+    shutil.rmtree(temp, ignore_errors=True)
+    assert found == []
