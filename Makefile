@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -60,11 +60,16 @@ check: setup
 lint: style
 	$(UV) run mypy
 
-style: setup
+style: setup check-docs
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
 	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
 	$(MKDOCS) build --strict --quiet  # every nav page exists, every link and anchor resolves (offline)
+
+# The figures pages (docs/performance/*.md, CHANGELOG.md) name only options and inputs their scripts
+# have: a command beside a figure must still run (scripts/check_docs.py; about 3 s).
+check-docs: setup
+	$(UV) run python scripts/check_docs.py
 
 # The docs site (mkdocs-material; API pages from the docstrings): built into build/site, or served with
 # live reload at http://127.0.0.1:8000.

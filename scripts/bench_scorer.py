@@ -22,8 +22,9 @@ a single-threaded call change far less than its wall time (numpy's and scipy's t
 to one thread each). Each side then scores once more with `verdicts=True` and hashes every metric
 and every verdict: "agree" means the two hashes are equal. The reference's figures are kept in a
 cache (`--cache`, keyed by the input's and the reference interpreter's digest) so that oeb can be
-measured again without waiting minutes (`--cached`: never run the reference); `--fresh` measures
-both sides in this run. Exit status 1 if any input disagrees.
+measured again without waiting minutes (`--cached`: never run the reference); a cached time is
+marked with the day it was measured, `2.28 (cached 2026-12-02)`, in the text and the Markdown
+table alike. `--fresh` measures both sides in this run. Exit status 1 if any input disagrees.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import tempfile
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -461,22 +463,25 @@ def run_worker(python: str, impl: str, path: Path, repeat: int, clock: str) -> d
 
 def reference_run(
     python: str, path: Path, clock: str, cache: Path | None, cached_only: bool = False
-) -> tuple[dict[str, Any] | None, bool]:
-    """The reference's figures for this input: from the cache when there, else measured (and kept),
-    or None with `cached_only`."""
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The reference's figures for this input and, when they come from the cache, the day they were
+    measured (a cached time sits beside fresh oeb times: every output says so); measured now (and
+    kept) when not cached, or None with `cached_only`."""
     interpreter = hashlib.sha256(os.path.realpath(python).encode()).hexdigest()[:12]
     entry = None
     if cache is not None:
         entry = cache / f"{hashlib.sha256(path.read_bytes()).hexdigest()[:24]}-{interpreter}-{clock}.json"
         if entry.exists():
-            return json.loads(entry.read_text()), True
+            found = json.loads(entry.read_text())
+            day = found.get("measured") or datetime.fromtimestamp(entry.stat().st_mtime, UTC).date().isoformat()
+            return found, day
     if cached_only:
-        return None, False
+        return None, None
     found = run_worker(python, "reference", path, 1, clock)
     if entry is not None:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        entry.write_text(json.dumps(found))
-    return found, False
+        entry.write_text(json.dumps(found | {"measured": datetime.now(UTC).date().isoformat()}))
+    return found, None
 
 
 def count_leaves(value: Any) -> int:
@@ -538,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_line(columns, args.markdown))
     if args.markdown:
         print(_line(["---"] + ["---:"] * (len(columns) - 2) + ["---"], True))
-    agreed, ratios = True, {}
+    agreed, ratios, days = True, {}, set()
     with tempfile.TemporaryDirectory() as folder:
         for name in names:
             pred, gold, schema = table[name]()
@@ -557,7 +562,8 @@ def main(argv: list[str] | None = None) -> int:
                 agreed &= same
                 ratio = theirs["seconds"] / ours["seconds"]
                 ratios[name] = ratio
-                mark = " (cached)" if cached and not args.markdown else ""
+                mark = f" (cached {cached})" if cached else ""
+                days |= {cached} if cached else set()
                 cells += [f"{theirs['seconds']:.2f}{mark}", f"{theirs['peak_mb']:.0f}", f"{ratio:.0f}x"]
                 cells.append("yes" if same else "NO")
             elif args.reference:
@@ -575,13 +581,15 @@ def main(argv: list[str] | None = None) -> int:
         worst = min(ratios, key=ratios.__getitem__)
         print(f"minimum speed-up over the inputs run with the reference: {ratios[worst]:.0f}x ({worst})")
         print(f"every verdict agrees: {'yes' if agreed else 'NO'}")
+        if days:
+            print(f"the reference's times marked cached were measured on {', '.join(sorted(days))}; --fresh: now")
     return 0 if agreed else 1
 
 
 def _line(cells: list[str], markdown: bool) -> str:
     if markdown:
         return "| " + " | ".join(cells) + " |"
-    widths = [22, 11, 9, 7, 16, 7, 9, 5]
+    widths = [22, 11, 9, 7, 24, 7, 9, 5]
     padded = zip(cells, widths, strict=False)
     return " ".join(c.ljust(w) if k in (0, 7) else c.rjust(w) for k, (c, w) in enumerate(padded))
 

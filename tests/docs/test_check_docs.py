@@ -1,0 +1,37 @@
+"""`make check-docs` (scripts/check_docs.py): the figures pages name only options and inputs their
+benchmark scripts have, and a page naming one they do not fails the check, naming it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+check_docs: Any = importlib.import_module("check_docs")  # scripts are no package: loaded by path
+
+
+def test_the_figures_pages_name_existing_options_and_inputs(capsys) -> None:
+    assert check_docs.main([]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ('make bench-scorer ARGS="--reference PY --frsh --markdown"', "--frsh is not an option of scripts/bench_scorer.py"),
+        ("`uv run python scripts/bench_scorer.py --only codes-3000 codes-9000`", "codes-9000 is not an input"),
+        ('make bench-scale SCALE_FLAGS="--nodez 2"', "--nodez is not an option of scripts/bench_scale.py"),
+        ("`scripts/bench_fixed_costs.py --only grading`", "--only grading is not a choice"),
+        ("a 9,000-row table: `sanctions-9000` took 0.4 s", "`sanctions-9000` is not an input"),
+        ("`scripts/bench_gone.py --fast`", "scripts/bench_gone.py does not exist"),
+    ],
+)
+def test_a_page_naming_what_a_script_lacks_fails_naming_it(capsys, tmp_path: Path, written: str, says: str) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(f"# Figures\n\nMeasured with {written} on a quiet machine.\n")
+    assert check_docs.main([str(page)]) == 1
+    err = capsys.readouterr().err
+    assert f"page.md:3: {says}" in err, err
