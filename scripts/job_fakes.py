@@ -27,14 +27,14 @@ import math
 import random
 import re
 import statistics
-import sys
 import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+
+import fake_http
 
 PROTOCOLS = ("datalab", "reducto", "extend", "llamaextract", "azure-cu")
 MARKER = b"%oeb-doc:"
@@ -346,41 +346,11 @@ _PROTOCOLS = {
 def server(fake: JobFake, port: int = 0) -> ThreadingHTTPServer:
     """A threaded HTTP/1.1 server on 127.0.0.1 answering for `fake` (not yet serving)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Send at once, as production servers do: headers and body are two writes, and with Nagle's
-        # algorithm the body waits for the client's delayed ACK (40 ms a request on a kept connection).
-        disable_nagle_algorithm = True
+    def answer(request: fake_http.Request) -> fake_http.Reply:
+        status, body, headers = fake.answer(request.method, request.path, request.body)
+        return fake_http.Reply(status, body, headers)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length)
-            status, reply, headers = fake.answer(self.command, urlsplit(self.path).path, body)
-            data = json.dumps(reply).encode()
-            try:
-                self.send_response(status)
-                for name, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-
-        do_GET = do_POST = do_PUT = _serve
-
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            """A client that closes a kept-alive connection (oeb exiting) is no error worth a traceback."""
-            if not isinstance(sys.exc_info()[1], ConnectionError):
-                super().handle_error(request, client_address)
-
-    httpd = Server(("127.0.0.1", port), Handler)
+    httpd = fake_http.server(answer, port)
     host, bound = httpd.server_address[:2]
     fake.url = f"http://{host!s}:{bound}"
     return httpd

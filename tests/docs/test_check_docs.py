@@ -3,15 +3,10 @@ benchmark scripts have, and a page naming one they do not fails the check, namin
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
-from typing import Any
 
+import check_docs  # scripts/ is on pytest's pythonpath
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-check_docs: Any = importlib.import_module("check_docs")  # scripts are no package: loaded by path
 
 
 def test_the_figures_pages_name_existing_options_and_inputs(capsys) -> None:
@@ -21,7 +16,10 @@ def test_the_figures_pages_name_existing_options_and_inputs(capsys) -> None:
 @pytest.mark.parametrize(
     ("written", "says"),
     [
-        ('make bench-scorer ARGS="--reference PY --frsh --markdown"', "--frsh is not an option of scripts/bench_scorer.py"),
+        (
+            'make bench-scorer ARGS="--reference PY --frsh --markdown"',
+            "--frsh is not an option of scripts/bench_scorer.py",
+        ),
         ("`uv run python scripts/bench_scorer.py --only codes-3000 codes-9000`", "codes-9000 is not an input"),
         ('make bench-scale SCALE_FLAGS="--nodez 2"', "--nodez is not an option of scripts/bench_scale.py"),
         ("`scripts/bench_fixed_costs.py --only grading`", "--only grading is not a choice"),
