@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,8 +27,8 @@ import oeb
 from oeb import _json
 from oeb._manifest import Row, rows_from_table
 from oeb.dataset import SAMPLE_DATASET
-from oeb.errors import OebError
-from oeb.run.config import check_tree, init_tree
+from oeb.errors import ConfigError, OebError
+from oeb.run.config import init_tree, load_config
 from oeb.run.folder import RunFolder
 from oeb.run.grade_task import _prediction
 
@@ -160,9 +161,18 @@ def with_value(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 
 @FUZZ
 @given(tree=st.one_of(json_values(), st.builds(with_value, st.sampled_from(KEY_PATHS), DOCUMENTS)))
-def test_the_config_checker_accepts_or_refuses_on_one_line(tree: Any) -> None:
-    if isinstance(tree, dict):
-        one_line_or_success(check_tree, tree, "fuzz.yaml")
+def test_the_config_loader_accepts_or_refuses_on_one_line(tree: Any) -> None:
+    """Any YAML document as a config file: a mapping is accepted or refused on one line; anything
+    else (a list, a string, a number, null) is refused for not being a mapping."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fuzz.yaml"
+        path.write_text(json.dumps(tree), encoding="utf-8")  # JSON is YAML, and writes 800 levels deep
+        if isinstance(tree, dict):
+            one_line_or_success(load_config, str(path))
+        else:
+            with within(SECONDS_PER_EXAMPLE), pytest.raises(ConfigError, match="a config is a mapping") as refused:
+                load_config(str(path))
+            assert "\n" not in str(refused.value)
 
 
 @FUZZ
