@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
+import fake_http
 import pytest
+from fake_http import Reply, Request
 from fixtures.datasets import write_manifest
 
 from reliability.conftest import assert_refused, oeb_cli, snapshot
@@ -25,30 +26,26 @@ DOC = "invoice_1"
 GOLD = {"number": "INV-1", "date": "2026-12-03"}
 
 
-class _Probe(BaseHTTPRequestHandler):
-    """Records every request and answers each with a schema, as a server a hostile dataset names would."""
+SEEN: list[str] = []
+"""Every request the probe received (`METHOD path`)."""
 
-    seen: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:
-        self.seen.append(self.path)
-        body = b'{"type": "string"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/schema+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        pass
+def _probe(request: Request) -> Reply:
+    """Answer with a schema, as a server a hostile dataset names would, after recording the request."""
+    SEEN.append(f"{request.method} {request.path}")
+    return Reply(200, {"type": "string"}, {"Content-Type": "application/schema+json"})
 
 
 @pytest.fixture(scope="module")
 def probe() -> Iterator[str]:
-    """The probe's base URL; its requests in `_Probe.seen`."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Probe)
+    """The probe's base URL; its requests in `SEEN`."""
+    server = fake_http.server(_probe)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{url}/alive").read()
+    assert SEEN == ["GET /alive"]  # it records what it is asked: an empty SEEN later means no request
+    SEEN.clear()
+    yield url
     server.shutdown()
     server.server_close()
 
@@ -101,7 +98,7 @@ def test_a_schema_and_id_url_are_only_names(capsys, probe: str, tmp_path: Path) 
     assert [finding["kind"] for finding in json.loads(audit.out)["findings"]] == ["gold_invalid"]
     page = oeb_cli(capsys, "report", str(brought), "--format", "html", "--audit")
     assert page.code == 0, page
-    assert _Probe.seen == []
+    assert SEEN == []
 
 
 @pytest.mark.parametrize("keyword", ["$ref", "$dynamicRef", "$recursiveRef"])
@@ -129,4 +126,4 @@ def test_a_reference_leaving_the_schema_refuses_every_command_and_fetches_nothin
         assert_refused(oeb_cli(capsys, *argv), f"oeb {name}: ", *says)
     assert snapshot(brought) == before
     assert not runs.exists() and not (tmp_path / "page.html").exists()
-    assert _Probe.seen == []
+    assert SEEN == []
