@@ -3,7 +3,9 @@ a real cluster is: a head (1 CPU, with the dashboard, so the Jobs API answers) a
 
 Starting a head takes 25-40 s on 2 cores, so every test of this folder shares the cluster. Every port
 is explicit (the range 6391-6499 and worker ports 16000-16399 are this folder's). The nodes start
-without the machine's AWS settings: what a job needs must reach it through its runtime env.
+without the machine's AWS settings: what a job needs must reach it through its runtime env (the
+endpoint, the region), except the credentials, which a cluster's nodes hold themselves (an instance
+role, a mounted secret) and oeb never sends in a runtime env: the nodes get moto's.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ _WORKER_PORTS = {
     "min-worker-port": 16200,
     "max-worker-port": 16399,
 }
+
+
+NODE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+"""The nodes' own credentials (moto accepts any), as an instance role gives a real cluster's."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def two_nodes() -> Iterator[Cluster]:
         for name, value in os.environ.items()
         if name != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" and not name.startswith("AWS_")
     }
-    env |= {
+    env |= NODE_CREDENTIALS | {
         "RAY_AUTH_MODE": "disabled",
         "RAY_USAGE_STATS_ENABLED": "0",
         "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",

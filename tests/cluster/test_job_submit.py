@@ -1,6 +1,7 @@
 """`make bench` with RAY_ADDRESS set, on the real 2-node cluster: `scripts/submit.py` hands `oeb run` to
-the head's Jobs API with the dataset and the run folder on S3 (moto), and the nodes, started without
-any AWS setting, get the storage variables from the job's runtime env only. Then the archived run is
+the head's Jobs API with the dataset and the run folder on S3 (moto), and the nodes, started with
+their own credentials but no other AWS setting, get the storage settings (endpoint, region) from the
+job's runtime env only, and no credential from it. Then the archived run is
 regraded from S3 after one gold file changed: only that document is scored again.
 """
 
