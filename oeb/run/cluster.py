@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oeb import _sigterm, storage
+from oeb import _sigterm
 from oeb.errors import RayUnavailable, UsageError
 
 if TYPE_CHECKING:  # Ray is imported only when a command uses it (importing it costs about 2 s)
@@ -285,6 +285,8 @@ def timing(phase: str, seconds: float, cpu: float | None = None) -> None:
 def worker_env() -> dict[str, str]:
     """The driver's variables that workers need to reach storage, none secret (never a credential,
     which `storage.credentials` gives to be `sealed`, nor a system's API key)."""
+    from oeb import storage  # fsspec and pyarrow: not for `import oeb` (which loads this module)
+
     return {
         name: value
         for name, value in os.environ.items()
