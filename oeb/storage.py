@@ -42,8 +42,13 @@ from oeb.errors import (
 )
 
 __all__ = [
+    "credentials",
     "exists",
     "filesystem",
+    "hold",
+    "holding",
+    "hub_token",
+    "is_credential",
     "is_dir",
     "is_local",
     "join",
