@@ -245,7 +245,13 @@ def _library_transient(error: BaseException) -> bool:
 
 
 def _describe(error: BaseException) -> str:
+    """The fault in a few words: the store's answer (`503 SlowDown: ...`) when there was one, else the exception."""
     text = " ".join(str(error).split())[:200]
+    for link in _chain(error):
+        status, code = _answer(link)
+        if status is not None or code is not None:
+            said = " ".join(str(part) for part in (status, code) if part is not None)
+            return f"{said}: {text}" if text else said
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
