@@ -164,7 +164,6 @@ def init_tree(system: str, dataset: str = PUBLIC_DATASET) -> dict[str, Any]:
         "budget": SpendLimit().plain(),
         "system": {system: adapter.options()},
         "ray": ray.plain(),
-        "storage": {"retry_s": None},
     }
 
 
@@ -181,10 +180,6 @@ INIT_COMMENTS = {
     "ray": (
         "requests_per_second caps starts (submits, polls, retries) of every actor together; a 429",
         "slows it down and it recovers step by step after a quiet period.",
-    ),
-    "storage": (
-        "retry_s: how long a storage read or write keeps retrying throttling, 5xx, resets and timeouts",
-        "(null: OEB_STORAGE_RETRY_S, else 600). Past it the run stops as on Ctrl-C (docs/storage.md).",
     ),
 }
 """What `oeb init` explains above a top-level key of the config it writes."""
