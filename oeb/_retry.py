@@ -155,10 +155,12 @@ def client_options() -> dict[str, Any]:
     return {"config_kwargs": config}
 
 
-def call[T](attempt: Callable[[], T], action: str, url: str) -> T:
+def call[T](attempt: Callable[[], T], action: str, url: str, *, answered_only: bool = False) -> T:
     """`attempt()`, tried again through transient faults until `storage.retry_s` has passed since
     the first one; then `StorageDown`, naming what was tried, where, for how long and the last fault.
-    Anything else `attempt` raises is raised at once."""
+    Anything else `attempt` raises is raised at once. With `answered_only`, only faults the service
+    answered (a 5xx, a 429: it is there but busy) are tried again; one that cannot be reached is
+    raised at once, for a caller with somewhere else to look (the Hub's cache)."""
     budget = retry_seconds()
     first: float | None = None
     tries = 0
@@ -166,7 +168,7 @@ def call[T](attempt: Callable[[], T], action: str, url: str) -> T:
         try:
             return attempt()
         except Exception as error:
-            if fault(error) != "transient":
+            if fault(error) != "transient" or (answered_only and not _answered(error)):
                 raise
             now = time.monotonic()
             first = now if first is None else first
@@ -205,6 +207,10 @@ def fault(error: BaseException) -> Fault | None:
         if _library_transient(link):
             return "transient"
     return None
+
+
+def _answered(error: BaseException) -> bool:
+    return any(_answer(link) != (None, None) for link in _chain(error))
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:

@@ -352,3 +352,22 @@ def test_a_disk_that_fills_mid_run_stops_it_and_resume_buys_nothing_twice(small_
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     _assert_whole(url)
     assert _asked(calls) == Counter({doc_id: 1 for doc_id in IDS}), "a document was bought twice"
+
+
+# --- Hub reads through the proxy ---------------------------------------------------------------------
+
+
+def test_a_hub_dataset_is_read_whole_through_a_flaky_hub(fake_hub, tmp_path: Path, monkeypatch) -> None:
+    from fixtures.datasets import publish
+
+    url = publish(fake_hub, Path(SAMPLE_DATASET), f"acme/flaky-{uuid.uuid4().hex[:8]}")
+    expected = open_dataset(url, "manifest.parquet")
+    golds = {row.doc_id: expected.gold(row) for row in expected.rows}
+    with FaultProxy(fake_hub.endpoint, rate=0.3, kinds=("503", "500", "reset", "truncate"), seed=3) as proxy:
+        monkeypatch.setenv("HF_ENDPOINT", proxy.url)
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))  # every file downloaded again
+        monkeypatch.setenv(_retry.RETRY_ENV, "60")
+        dataset = open_dataset(f"{url}@{expected.commit}", "manifest.parquet")
+        assert {row.doc_id: dataset.gold(row) for row in dataset.rows} == golds
+        assert all(dataset.document(row).read_bytes().startswith(b"%PDF") for row in dataset.rows)
+    assert proxy.failed() > 0, "the proxy injected no fault: the test proves nothing"
