@@ -723,20 +723,20 @@ class Saver:
         self._pool.submit(self._write, run, row, record, handle)
 
     def _write(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
-        error, spilled = None, False
-        try:
-            if self.outage is not None:
-                raise self.outage  # storage is down for good: no save is tried, it could only wait again
-            run.job.folder.save(row.doc_id, record)
-            if handle:
-                jobs.remove(run.job.folder.url, row.doc_id)
-        except StorageOutage as outage:
+        error, outage = None, self.outage  # storage down for good: no save is tried, it could only wait again
+        if outage is None:
+            try:
+                run.job.folder.save(row.doc_id, record)
+                if handle:
+                    jobs.remove(run.job.folder.url, row.doc_id)
+            except StorageOutage as failure:
+                outage = failure
+            except BaseException as failure:  # raised by the loop when it takes this save
+                error = failure
+        if outage is not None:
             self.failed(run, outage)
             self.spill(run).keep(row.doc_id, record)  # a record even local disk refuses is counted lost
-            spilled = True
-        except BaseException as failure:  # raised by the loop when it takes this save
-            error = failure
-        self._done.put((run, row, record, error, spilled))
+        self._done.put((run, row, record, error, outage is not None))
 
     def failed(self, run: SystemRun, outage: StorageOutage) -> None:
         """Storage failed for good: the first outage is the run's cause."""

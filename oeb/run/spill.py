@@ -11,6 +11,7 @@ anything (`pending`, then `clear`), so nothing is bought twice. Where the spill 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -86,7 +87,8 @@ class Spill:
             temporary.write_text(json.dumps(value, ensure_ascii=False) + "\n", encoding="utf-8")
             os.replace(temporary, target)
         except OSError as error:
-            temporary.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
             with self._lock:
                 self.lost.append(doc_id)
             log.warning("%s: cannot keep %s in the spill folder %s: %s", self.run_url, doc_id, self.path, error)

@@ -371,3 +371,30 @@ def test_a_hub_dataset_is_read_whole_through_a_flaky_hub(fake_hub, tmp_path: Pat
         assert {row.doc_id: dataset.gold(row) for row in dataset.rows} == golds
         assert all(dataset.document(row).read_bytes().startswith(b"%PDF") for row in dataset.rows)
     assert proxy.failed() > 0, "the proxy injected no fault: the test proves nothing"
+
+
+def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: FaultProxy) -> None:
+    from oeb.run.lock import LOCK_NAME, hold
+
+    url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
+    proxy.scripted = ["reset_after"]  # the If-None-Match PUT reaches the store; its answer never comes
+    with hold(url, "oeb run") as lock:
+        lock.check()
+        assert storage.exists(storage.join(url, LOCK_NAME))
+    assert proxy.faults["reset_after"] == 1
+    assert not storage.exists(storage.join(url, LOCK_NAME))
+
+
+def test_answers_no_disk_takes_are_counted_and_their_job_handles_printed(tmp_path: Path, monkeypatch, caplog) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv(spill.SPILL_ENV, str(blocked))
+    kept = spill.Spill("s3://b/runs/r", "cause")
+    with caplog.at_level("WARNING"):
+        assert not kept.keep("doc_1", {"error": None})
+        assert not kept.keep_job("doc_2", {"handle": {"job_id": "J-42"}})
+    assert kept.lost == ["doc_1", "doc_2"]
+    assert "could not be kept anywhere" in kept.line()
+    assert any(
+        '"job_id": "J-42"' in record.getMessage() and "doc_2" in record.getMessage() for record in caplog.records
+    )
