@@ -174,6 +174,7 @@ def test_a_missing_file_fails_at_once_through_a_faulty_proxy(proxy: FaultProxy) 
 def test_storage_that_never_comes_back_fails_within_retry_s_saying_so(proxy: FaultProxy, monkeypatch, caplog) -> None:
     monkeypatch.setenv(_retry.RETRY_ENV, "3")
     monkeypatch.setattr(_retry, "_last_notice", -float("inf"))
+    monkeypatch.setattr(_retry.random, "uniform", lambda low, high: high / 2)  # waits 0.1, 0.2, 0.4, 0.8 s ...
     proxy.down = True
     started = time.monotonic()
     url = f"s3://{S3_BUCKET}/down.json"
@@ -246,6 +247,8 @@ def _assert_whole(run: str) -> None:
 @pytest.mark.parametrize("rate", [0.15, 0.4])
 def test_run_grade_and_report_through_faults_lose_nothing(proxy: FaultProxy, tmp_path: Path, rate: float) -> None:
     proxy.rate = rate
+    if rate > 0.2:  # stalls cost a timeout each: the busier case has every other kind (and stays lean)
+        proxy.kinds = tuple(kind for kind in proxy.kinds if kind != "stall")
     calls = tmp_path / "calls.log"
     out = f"s3://{S3_BUCKET}/runs-{uuid.uuid4().hex[:8]}"
     env = _env(proxy.url, tmp_path / "spill")
