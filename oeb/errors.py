@@ -61,7 +61,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
         ├── DialectError                │
         └── JobLost                     ┘ submitted again at once, recorded as `resubmitted`
 
-A run of several systems exits with the highest-priority code among them: 1, then 5, then 4, then 0.
+A run of several systems exits with the highest-priority code among them: 1, then 75, then 5, then 4, then 0.
 """
 
 from __future__ import annotations

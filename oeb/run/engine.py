@@ -165,7 +165,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        """The highest-priority code among the systems (and 1 for a refused config), in the order 1 > 5 > 4 > 0."""
+        """The highest-priority code among the systems (and 1 for a refused config), in the order 1 > 75 > 5 > 4 > 0."""
         codes = {ended.exit_code for ended in self.ended} | {1 for _ in self.refused}
         return next((code for code in EXIT_PRIORITY if code in codes), max(codes, default=0))
 
