@@ -56,6 +56,7 @@ class Spill:
     cause: str
     path: Path = field(init=False)
     kept: int = 0
+    jobs_kept: int = 0
     lost: list[str] = field(default_factory=list)
     """Documents whose answer could not be kept anywhere (their job handles are printed)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -93,14 +94,18 @@ class Spill:
                 self.lost.append(doc_id)
             log.warning("%s: cannot keep %s in the spill folder %s: %s", self.run_url, doc_id, self.path, error)
             return False
-        if kind == RECORDS:
-            with self._lock:
+        with self._lock:
+            if kind == RECORDS:
                 self.kept += 1
+            else:
+                self.jobs_kept += 1
         return True
 
     def line(self) -> str:
         """What was kept where, for the run's stop line."""
-        kept = f"{self.kept} answers not saved are kept in {self.path}" if self.kept else "no answer was left unsaved"
+        parts = [f"{self.kept} answers"] if self.kept else []
+        parts += [f"{self.jobs_kept} vendor job handles"] if self.jobs_kept else []
+        kept = f"{' and '.join(parts)} not saved are kept in {self.path}" if parts else "no answer was left unsaved"
         lost = f"; {len(self.lost)} could not be kept anywhere (asked again on resume)" if self.lost else ""
         return kept + lost
 

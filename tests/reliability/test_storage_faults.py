@@ -32,6 +32,7 @@ from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import DiskFull, StorageDown, StorageNotFoundError
 from oeb.run import spill
 from oeb.run.config import init_tree, to_yaml
+from reliability.test_job_crashes import JobRun, job_run  # noqa: F401  (the job vendors' fixture)
 
 IDS = sorted(row.doc_id for row in open_dataset(SAMPLE_DATASET, "manifest.parquet").rows)
 CLI_DEADLINE = 240.0
@@ -401,3 +402,35 @@ def test_answers_no_disk_takes_are_counted_and_their_job_handles_printed(tmp_pat
     assert any(
         '"job_id": "J-42"' in record.getMessage() and "doc_2" in record.getMessage() for record in caplog.records
     )
+
+
+@pytest.mark.slow
+def test_job_handles_storage_cannot_take_are_spilled_and_collected_by_resume(
+    job_run: Any,  # noqa: F811
+    proxy: FaultProxy,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(_retry.RETRY_ENV, "2")
+    monkeypatch.setenv(spill.SPILL_ENV, str(tmp_path / "spill"))
+    run: JobRun = job_run("reducto", f"s3://{S3_BUCKET}/jobs-{uuid.uuid4().hex[:8]}")
+    start = run.vendor.start
+
+    def storage_goes_down(document: Any) -> str:  # the vendor takes the job; its handle cannot be written
+        proxy.down = True
+        return start(document)
+
+    monkeypatch.setattr(run.vendor, "start", storage_goes_down)
+    process = run.start()
+    assert process.finish(timeout=CLI_DEADLINE) == 75, process.stderr()[-3000:]
+    [kept] = list((tmp_path / "spill").iterdir())
+    handles = sorted(path.stem for path in (kept / "jobs").glob("*.json"))
+    assert handles and set(handles) == set(run.vendor.created), (handles, dict(run.vendor.created))
+    assert f"{len(handles)} vendor job handles not saved are kept in {kept}" in process.stderr()
+
+    proxy.down = False
+    assert run.folder(), "the run folder was not made before storage went down"
+    monkeypatch.setattr(run.vendor, "start", start)
+    run.finish()
+    run.check_every_answer()  # one job per document: the spilled ones were collected, not bought again
+    assert not kept.exists()
