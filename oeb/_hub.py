@@ -1,10 +1,12 @@
 """`hf://datasets/<org>/<name>[@<revision>]` datasets: the commit a run pins, and its files.
 
 Files come through huggingface_hub's own cache, one file at a time, and only those a run reads
-(the reference downloads the whole snapshot). Everything is fetched at the pinned commit, so a
-cached file is used with no request at all. The endpoint, cache folder and offline switch are
-read from the environment at call time (`HF_ENDPOINT`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`), not
-when huggingface_hub was imported, so a process can point at another hub without restarting.
+(the reference downloads the whole snapshot), each download under the storage retry policy
+(`oeb._retry`); pinning retries a busy Hub and asks the cache when the Hub cannot be reached.
+Everything is fetched at the pinned commit, so a cached file is used with no request at all. The
+endpoint, cache folder and offline switch are read from the environment at call time
+(`HF_ENDPOINT`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`), not when huggingface_hub was imported, so a
+process can point at another hub without restarting.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
-from oeb import storage
+from oeb import _retry, storage
 from oeb.errors import DatasetNotFoundError, HubError, OebError, StorageNotFoundError
 
 ACCEPTED_FORM = "hf://datasets/<org>/<name>[@<revision>]"
@@ -115,20 +117,23 @@ class HubSnapshot:
 
     def local_path(self, path: str) -> Path:
         """The local copy of one file in the Hub's cache, downloaded unless already cached."""
-        try:
-            return Path(
-                hf_hub_download(
-                    self.address.repo_id,
-                    path,
-                    repo_type="dataset",
-                    revision=self.commit,
-                    cache_dir=_cache_dir(),
-                    endpoint=_endpoint(),
-                    local_files_only=self.cached_only,
-                    tqdm_class=_Quiet,
-                    token=storage.hub_token(),
-                )
+
+        def download() -> str:
+            return hf_hub_download(
+                self.address.repo_id,
+                path,
+                repo_type="dataset",
+                revision=self.commit,
+                cache_dir=_cache_dir(),
+                endpoint=_endpoint(),
+                local_files_only=self.cached_only,
+                etag_timeout=_retry.timeout_seconds(),
+                tqdm_class=_Quiet,
+                token=storage.hub_token(),
             )
+
+        try:  # a busy or flaky Hub (5xx, 429, resets, timeouts) is asked again, as storage is (oeb._retry)
+            return Path(_retry.call(download, "download", f"{self.root}/{path}"))
         except LocalEntryNotFoundError as error:
             raise HubError(f"cannot read {self.root}/{path}: {self.missing_fix}") from error
         except EntryNotFoundError as error:
@@ -160,8 +165,12 @@ def pin(address: HubAddress) -> HubSnapshot:
     if _offline():
         return _cached_snapshot(address, "offline mode is on (HF_HUB_OFFLINE)")
     try:
-        info = HfApi(endpoint=_endpoint(), token=storage.hub_token()).dataset_info(
-            address.repo_id, revision=address.revision
+        api = HfApi(endpoint=_endpoint(), token=storage.hub_token())
+        info = _retry.call(
+            lambda: api.dataset_info(address.repo_id, revision=address.revision),
+            "pin",
+            address.url,
+            answered_only=True,  # a Hub that cannot be reached: the cache answers
         )
     except RepositoryNotFoundError as error:
         raise DatasetNotFoundError(

@@ -16,6 +16,9 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── StorageURLError (ValueError)
     │   ├── StorageNotFoundError (FileNotFoundError)
     │   ├── StorageAccessError
+    │   │   └── StorageOutage               going on cannot help until storage is back
+    │   │       ├── StorageDown             transient faults past storage.retry_s (oeb._retry)
+    │   │       └── DiskFull                a local disk full or read-only
     │   └── StorageFormatError (ValueError)
     ├── DatasetError                    oeb.dataset: a dataset that cannot be run or checked
     │   ├── DatasetNotFoundError
@@ -37,7 +40,8 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── AccountFailure (PermissionError)     ┐
     │   ├── ConnectionRefused (ConnectionError)  │ oeb.systems.errors: a system stops
     │   ├── MissingKey                           │
-    │   └── ReadCrashed                          ┘
+    │   ├── ReadCrashed                          ┘
+    │   └── StorageStopped          exit 75: storage down or disk full; answers spilled, `oeb resume`
     ├── QualityGateFailed               exit 3: oeb compare --fail-if-worse, oeb report --fail-under
     ├── BudgetReached                   exit 4: the run stopped starting documents at its budget
     ├── NothingAnswered                 exit 5: every document failed: a broken set-up
@@ -57,7 +61,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
         ├── DialectError                │
         └── JobLost                     ┘ submitted again at once, recorded as `resubmitted`
 
-A run of several systems exits with the highest-priority code among them: 1, then 5, then 4, then 0.
+A run of several systems exits with the highest-priority code among them: 1, then 75, then 5, then 4, then 0.
 """
 
 from __future__ import annotations
@@ -112,6 +116,20 @@ class StorageNotFoundError(StorageError, FileNotFoundError):
 
 class StorageAccessError(StorageError):
     """The storage behind a URL refused or could not be reached (credentials, permissions, endpoint)."""
+
+
+class StorageOutage(StorageAccessError):
+    """Storage cannot be used now, and trying again at once cannot help: a run stops as on Ctrl-C,
+    keeping in a spill folder what it could not save (docs/storage.md)."""
+
+
+class StorageDown(StorageOutage):
+    """A storage call kept meeting transient faults (throttling, 5xx, resets, timeouts) for longer
+    than `storage.retry_s` (`oeb._retry`)."""
+
+
+class DiskFull(StorageOutage):
+    """A local disk is full (ENOSPC, a quota) or read-only (EROFS): waiting frees no space."""
 
 
 class StorageFormatError(StorageError, ValueError):
@@ -187,6 +205,15 @@ class RunStopped(OebError):
     """Going on with the run cannot help (account, refused connection, missing key, a crashed reader,
     a bug): what was paid for is saved, and the run continues with `oeb resume` once the cause is
     fixed. Systems raise its subclasses (`oeb.systems.errors`); the engine raises it with the count."""
+
+
+class StorageStopped(RunStopped):
+    """A run stopped because its storage was down past `storage.retry_s`, or its disk full or
+    read-only: what was saved is kept, answers that could not be saved are in the spill folder the
+    message names, and `oeb resume` imports them once storage is back (docs/storage.md). Its own
+    exit code (EX_TEMPFAIL of sysexits.h) tells a script that waiting and resuming is the fix."""
+
+    exit_code = 75
 
 
 class BudgetReached(OebError):

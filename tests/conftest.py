@@ -4,4 +4,10 @@ They live in `tests/fixtures/`: the services (moto S3, the fake Hugging Face hub
 the in-process Ray.
 """
 
+import os
+
+# Storage calls retry transient faults (a refused endpoint among them) for 600 s by default: tests
+# that meet one on purpose would wait that long. The storage fault tests set their own time.
+os.environ.setdefault("OEB_STORAGE_RETRY_S", "2")
+
 pytest_plugins = ("fixtures.services", "fixtures.datasets", "fixtures.local_ray")

@@ -27,11 +27,13 @@ DEFAULT_TIMEOUT = 1800.0
 DEFAULT_REQUESTS_PER_SECOND = 2.0
 """A safety cap above what a vendor's documented concurrency makes, as in the shipped configs."""
 SCORERS = ("field_matching",)
-KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray")
+KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray", "storage")
 ROW_KEYS = ("sample", "limit", "only")
 BUDGET_KEYS = ("usd", "credits")
-OPTIONAL_KEYS = ("budget",)
-"""Keys a config may leave out: configs written before budgets existed run with no limit."""
+OPTIONAL_KEYS = ("budget", "storage")
+"""Keys a config may leave out: configs written before budgets existed run with no limit, before
+`storage` with the storage defaults."""
+STORAGE_KEYS = ("retry_s",)
 RAY_KEYS = ("address", "actors", "rate_limit")
 RATE_KEYS = ("requests_per_second", "max_in_flight")
 
@@ -100,6 +102,9 @@ class Config:
     system: str
     ray: RayConfig
     budget: SpendLimit = SpendLimit()
+    retry_s: float | None = None
+    """`storage.retry_s`: how long storage calls retry transient faults (None: `OEB_STORAGE_RETRY_S`,
+    else 600 s; `oeb._retry`)."""
 
     def plain(self) -> dict[str, Any]:
         """The resolved config as config.yaml stores it (options re-emitted from the adapter)."""
@@ -113,6 +118,7 @@ class Config:
             "budget": self.budget.plain(),
             "system": {self.system: self.adapter.options()},
             "ray": self.ray.plain(),
+            "storage": {"retry_s": self.retry_s},
         }
 
     def concurrency(self) -> tuple[int, str]:
@@ -209,6 +215,8 @@ def read_tree(url: str) -> dict[str, Any]:
         raise ConfigError(f"{url}: a config is a mapping of {', '.join(KEYS)}; oeb init SYSTEM writes one")
     if "ray" not in tree:
         tree["ray"] = RayConfig().plain()
+    if "storage" not in tree:  # present, so that --set storage.retry_s=... finds its key
+        tree["storage"] = {"retry_s": None}
     budget = tree.get("budget") or {}
     if isinstance(budget, dict):  # every unit present, so that --set budget.credits=... finds its key
         tree["budget"] = SpendLimit().plain() | budget
@@ -240,6 +248,10 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
     actors = problems.integer(ray, "ray.actors")
     rps = problems.number(rate, "ray.rate_limit.requests_per_second", positive=True, optional=True)
     max_in_flight = problems.integer(rate, "ray.rate_limit.max_in_flight")
+    stored = problems.mapping(tree, "storage", STORAGE_KEYS)
+    retry_s = problems.number(stored, "storage.retry_s", positive=False, optional=True)
+    if retry_s is not None and retry_s < 0:
+        problems.add("storage.retry_s", f"must be 0 or more (or null: the default), not {retry_s!r}")
     name, options = problems.system(system)
     problems.raise_if_any(where)
     adapter = _build(name, options, where)
@@ -253,6 +265,7 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
         system=name,
         ray=RayConfig(address, actors, None if rps is None else float(rps), max_in_flight),
         budget=budget,
+        retry_s=None if retry_s is None else float(retry_s),
     )
 
 

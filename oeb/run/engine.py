@@ -21,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oeb import storage
+from oeb import _retry, storage
 from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
-from oeb.run import jobs
+from oeb.run import jobs, spill
 from oeb.run._set import apply_sets
 from oeb.run.cluster import choose, session, worker_env
 from oeb.run.config import Config, check_tree, read_tree
@@ -41,7 +41,7 @@ from oeb.systems import TRANSIENT_STATUSES, Asking, reread
 log = logging.getLogger(__name__)
 
 RETRYABLE = ("SystemTimeout", "SystemUnreachable")
-EXIT_PRIORITY = (1, 5, 4, 0)
+EXIT_PRIORITY = (1, 75, 5, 4, 0)
 """A run of several systems exits with the first of these codes any system ended with (docs/running.md)."""
 
 
@@ -71,6 +71,9 @@ class Plan:
     reused: dict[str, str] = field(default_factory=dict)
     """Documents an earlier run answered to the same question (`--reuse`): doc_id -> that run's folder.
     Only the URL is kept: the record is read again and saved when the run goes ahead."""
+    spilled: spill.Spilled | None = None
+    """What an earlier process of this run kept in its spill folder when storage failed: saved into
+    the run folder under the lock, before anything is asked (`oeb.run.spill`)."""
 
     def lines(self) -> list[str]:
         """The two plan lines shown before asking, with the concurrency (and the key that set it) and
@@ -90,6 +93,11 @@ class Plan:
         ]
         if self.reused:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
+        if self.spilled:
+            lines.append(
+                f"  {len(self.spilled.records)} answers and {len(self.spilled.jobs)} job handles kept in the spill "
+                f"folder {self.spilled.path} will be saved, not asked again"
+            )
         asked = {row.doc_id for row in self.to_ask}
         collected = [saved for doc_id, saved in self.pending.items() if doc_id in asked]
         if collected:
@@ -157,7 +165,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        """The highest-priority code among the systems (and 1 for a refused config), in the order 1 > 5 > 4 > 0."""
+        """The highest-priority code among the systems (and 1 for a refused config), in the order 1 > 75 > 5 > 4 > 0."""
         codes = {ended.exit_code for ended in self.ended} | {1 for _ in self.refused}
         return next((code for code in EXIT_PRIORITY if code in codes), max(codes, default=0))
 
@@ -380,14 +388,16 @@ def _plan_resume(
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
     listing = folder.listing()  # one listing of the folder, however many records it holds
     records = folder.records([row.doc_id for row in rows], listing)
+    spilled = spill.pending(folder.url)
+    records = {doc_id: r for doc_id, r in spilled.records.items() if doc_id in {row.doc_id for row in rows}} | records
     unread = {doc_id: record for doc_id, record in records.items() if record.get("unread")}
     to_ask = _to_ask(rows, records, retry_failed)
     handles = jobs.pending(folder.url) if any(path.startswith(f"{jobs.FOLDER}/") for path in listing) else {}
-    pending = dict(handles)  # those of documents already recorded are stale: removed under the lock
+    pending = dict(spilled.jobs) | dict(handles)  # those of documents recorded are stale: removed under the lock
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
-                pending, cost, costs)  # fmt: skip
+                pending, cost, costs, spilled=spilled or None)  # fmt: skip
 
 
 def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -427,6 +437,9 @@ def execute_all(
     New folders get config.yaml and settings.json before anything else starts."""
     from oeb.run.predict import Job, Predicted, predict_jobs  # Ray actors: imported only when a run goes ahead
 
+    chosen = [plan.config.retry_s for plan in plans if plan.config.retry_s is not None]
+    if chosen:  # before the first write; Ray workers get it with the driver's OEB_* variables
+        _retry.set_retry_seconds(max(chosen))
     for plan in plans:
         if not plan.resumed:
             _launch(plan)
@@ -551,6 +564,7 @@ def _prepared(plan: Plan) -> tuple[Row, ...]:
         return plan.to_ask
     folder.write_config(_tree(plan.config, plan.dataset))
     folder.write_settings(plan.settings)
+    _import_spill(plan)
     for doc_id, record in plan.unread.items():
         folder.save(doc_id, reread(plan.config.adapter, record))
     records = folder.records([row.doc_id for row in plan.to_ask], folder.listing())
@@ -564,6 +578,29 @@ def _prepared(plan: Plan) -> tuple[Row, ...]:
         rest = f"{len(to_ask)} to predict" if to_ask else "nothing to predict"
         log.info("%s: %d of %d rows were done in an earlier run; %s", folder.name, done, len(plan.rows), rest)
     return to_ask
+
+
+def _import_spill(plan: Plan) -> None:
+    """Save what the spill folder kept into the run folder (a record the folder has already wins),
+    write back its job handles, then remove it: from here the run folder holds everything."""
+    spilled, folder = plan.spilled, plan.folder
+    if not spilled:
+        return
+    saved = folder.records(spilled.records, folder.listing())
+    for doc_id, record in spilled.records.items():
+        if doc_id not in saved:
+            folder.save(doc_id, record)
+    for doc_id, asking in spilled.jobs.items():
+        if doc_id not in saved and doc_id not in spilled.records:
+            jobs.write(folder.url, doc_id, asking)
+    spill.clear(folder.url)
+    log.info(
+        "%s: saved %d answers and %d job handles from the spill folder %s",
+        folder.name,
+        len(spilled.records),
+        len(spilled.jobs),
+        spilled.path,
+    )
 
 
 def _nothing_answered(plan: Plan, report: dict[str, Any]) -> NothingAnswered | None:

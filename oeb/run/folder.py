@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from oeb import _json, storage
-from oeb.errors import RunFolderError, StorageError, StorageFormatError, StorageNotFoundError
+from oeb.errors import RunFolderError, StorageError, StorageFormatError, StorageNotFoundError, StorageOutage
 from oeb.run.config import to_yaml
 from oeb.run.lock import FolderLock, hold
 
@@ -130,10 +130,13 @@ class RunFolder:
         return removed
 
     def records(self, doc_ids: Iterable[str], listing: dict[str, int]) -> dict[str, dict[str, Any]]:
-        """The records that exist among `doc_ids` (an unreadable record counts as none: it is re-asked)."""
+        """The records that exist among `doc_ids` (an unreadable record counts as none: it is re-asked;
+        storage that is down raises, since counting its records as none would buy them again)."""
         paths = [f"records/{doc_id}.json" for doc_id in doc_ids if f"records/{doc_id}.json" in listing]
         found = {}
         for path, content in storage.read_many(self.url, paths).items():
+            if isinstance(content, StorageOutage):
+                raise content
             if isinstance(content, StorageError):
                 continue
             try:

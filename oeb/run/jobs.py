@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from oeb import _json, storage
-from oeb.errors import OebError, StorageNotFoundError
+from oeb.errors import OebError, StorageNotFoundError, StorageOutage
 from oeb.systems import Asking
 
 FOLDER = "jobs"
@@ -43,6 +43,8 @@ def read(folder_url: str, doc_id: str) -> Asking | None:
         content = storage.read_bytes(_url(folder_url, doc_id))
     except StorageNotFoundError:
         return None
+    except StorageOutage:
+        raise  # storage down is no unreadable handle: submitting again would buy the job twice
     except OebError as error:
         return Asking.unreadable(str(error))
     saved = _parse(f"{FOLDER}/{doc_id}{SUFFIX}", content)
@@ -75,6 +77,8 @@ def pending(folder_url: str) -> dict[str, dict[str, object] | str]:
     ]
     found: dict[str, dict[str, object] | str] = {}
     for name, content in storage.read_many(root, names).items():
+        if isinstance(content, StorageOutage):
+            raise content
         doc_id = name.removesuffix(SUFFIX)
         found[doc_id] = str(content) if isinstance(content, OebError) else _parse(f"{FOLDER}/{name}", content)
     return found

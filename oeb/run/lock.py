@@ -189,9 +189,12 @@ class _ObjectLock:
             raise _refusal(url, (self._get() or (None, ""))[0], remote=True)
         return etag
 
-    def _put(self, **condition: str) -> str | None:
-        """PUT the holder under `condition`: the new ETag, or None when the condition failed."""
-        with storage.storage_errors(self.url, "write the lock"):
+    def _put(self, *, retry: bool = True, **condition: str) -> str | None:
+        """PUT the holder under `condition`: the new ETag, or None when the condition failed. With
+        `retry`, transient faults are tried again (`oeb._retry`); a PUT whose answer was lost may have
+        been stored, so a failed condition first reads the lock: holding exactly what was sent, it is ours."""
+
+        def put() -> str | None:
             try:
                 reply = self.fs.call_s3(
                     "put_object", Bucket=self.bucket, Key=self.key, Body=self.holder.dumps(), **condition
@@ -202,7 +205,18 @@ class _ObjectLock:
                 if error.errno == errno.EINVAL and "condition" in str(error).lower():
                     return None  # If-Match met another ETag (HTTP 412)
                 raise
-        return str(reply["ETag"])
+            return str(reply["ETag"])
+
+        if retry:
+            etag = storage.retried(self.url, "write the lock", put)
+        else:
+            with storage.storage_errors(self.url, "write the lock"):
+                etag = put()
+        if etag is None:
+            found = self._get()
+            if found is not None and found[0] == self.holder:
+                return found[1]
+        return etag
 
     def _get(self) -> tuple[Holder | None, str] | None:
         async def fetch() -> tuple[bytes, str]:
@@ -211,26 +225,25 @@ class _ObjectLock:
                 return await body.read(), reply["ETag"]
 
         try:
-            with storage.storage_errors(self.url, "read the lock"):
-                data, etag = sync(self.fs.loop, fetch)
+            data, etag = storage.retried(self.url, "read the lock", lambda: sync(self.fs.loop, fetch))
         except StorageNotFoundError:
             return None
         return Holder.parse(data), etag
 
     def _renew(self) -> None:
-        renewed = time.monotonic()
+        """One renewal a beat, each a single attempt (a heartbeat that waited out storage's retries
+        would hold up the release). While storage is down the lock is not renewed; the first renewal
+        after decides: `If-Match` succeeds only if no process took the lock over meanwhile."""
         while not self._stop.wait(HEARTBEAT_SECONDS):
             self.holder = dataclasses.replace(self.holder, heartbeat=time.time())
             try:
-                etag = self._put(IfMatch=self.etag)
+                etag = self._put(retry=False, IfMatch=self.etag)
             except StorageError:
-                if time.monotonic() - renewed <= STALE_SECONDS:
-                    continue  # storage unreachable: try again at the next beat
-                etag = None  # not renewed for that long: another process may hold it by now
+                continue  # storage unreachable: try again at the next beat
             if etag is None:
                 self.lost = True
                 return
-            self.etag, renewed = etag, time.monotonic()
+            self.etag = etag
 
     def check(self) -> None:
         if self.lost:

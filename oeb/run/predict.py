@@ -20,7 +20,10 @@ is saved; the writes themselves run on threads of their own (`Saver`), so the lo
 disk or an object store. A `RunStopped` of one system (a 402, a refused key) ends that system after
 its calls already in flight are collected and saved (they are paid for); its documents waiting for a
 retry are left unasked, with no record, for a resume; the other systems go on. Ctrl-C abandons every
-call in flight and keeps what was saved.
+call in flight and keeps what was saved. Storage that fails for good (down past `storage.retry_s`, a
+full or read-only disk) stops every system the same way, collecting the calls in flight: each answer
+that cannot be saved, and each job handle an actor could not write, goes to the run's spill folder on
+local disk (`oeb.run.spill`), which `oeb resume` imports.
 
 An actor that dies (its process killed, its node lost) is replaced, and the documents it was
 answering are asked again (a retry with its earlier attempts, in the same budget): they have no
@@ -49,7 +52,7 @@ from typing import Any
 
 from oeb import _sigterm, storage
 from oeb.dataset import Dataset, Row
-from oeb.errors import BudgetReached, OebError, RunStopped
+from oeb.errors import BudgetReached, OebError, RunStopped, StorageOutage, StorageStopped
 from oeb.run import jobs
 from oeb.run.cluster import alive_nodes, opened, pinned, sealed, spread, system_keys, uses_ray, worker_env
 from oeb.run.config import Config
@@ -57,6 +60,7 @@ from oeb.run.folder import RunFolder
 from oeb.run.limiter import StartSchedule
 from oeb.run.progress import RunProgress
 from oeb.run.spending import Spending
+from oeb.run.spill import Spill
 from oeb.systems import (
     Asking,
     NotStarted,
@@ -204,7 +208,7 @@ class SystemActor:
         gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
         outcome: dict[str, Any] = {"record": None, "retry": None, "handle": asking is not None and bool(asking.handle)}
-        outcome |= {"stop": None, "node": self.node, "started": None, "running": 0}
+        outcome |= {"stop": None, "node": self.node, "started": None, "running": 0, "outage": None, "job": None}
         if self.starts is None:
             time.sleep(max(0.0, arrived + delay - time.monotonic()))
             outcome["started"] = time.monotonic()
@@ -243,7 +247,11 @@ class SystemActor:
         try:
             answer = predict_attempt(self.adapter, question, timeout=timeout, asking=asking, gate=gate)
             while isinstance(answer, Submitted):  # again only for a job the vendor lost, at most once
-                jobs.write(self.folder_url, row.doc_id, answer.asking.to_json())
+                try:
+                    jobs.write(self.folder_url, row.doc_id, answer.asking.to_json())
+                except StorageOutage as outage:  # the driver keeps the handle in the spill folder
+                    outcome |= {"outage": outage, "job": answer.asking.to_json()}
+                    return
                 outcome["handle"] = True
                 answer = predict_attempt(self.adapter, question, timeout=timeout, asking=answer.asking)
             outcome["retry" if isinstance(answer, Retry) else "record"] = answer
@@ -540,6 +548,9 @@ class SystemRun:
     """Documents never started because the budget was reached (None: it was not)."""
     shown_pace: float | None = None
     halted: bool = False
+    outage: StorageOutage | None = None
+    """The storage failure that stopped the system (its unsaved answers are in `spill`)."""
+    spill: Spill | None = None
 
     def busy(self) -> bool:
         """Whether the system has anything left to ask or collect."""
@@ -703,8 +714,12 @@ class Saver:
 
     def __init__(self) -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS, thread_name_prefix="oeb-save")
-        self._done: queue.SimpleQueue[tuple[SystemRun, Row, dict[str, Any], BaseException | None]]
+        self._done: queue.SimpleQueue[tuple[SystemRun, Row, dict[str, Any], BaseException | None, bool]]
         self._done = queue.SimpleQueue()
+        self.outage: StorageOutage | None = None
+        """The storage failure that stopped saving: every save after it goes to the spill folder."""
+        self.handled = False
+        """Whether the loop has stopped the systems for the outage."""
 
     def save(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
         """Queue the document's record (and, with `handle`, its job handle's removal after it)."""
@@ -712,30 +727,48 @@ class Saver:
         self._pool.submit(self._write, run, row, record, handle)
 
     def _write(self, run: SystemRun, row: Row, record: dict[str, Any], handle: bool) -> None:
-        error = None
-        try:
-            run.job.folder.save(row.doc_id, record)
-            if handle:
-                jobs.remove(run.job.folder.url, row.doc_id)
-        except BaseException as failure:  # raised by the loop when it takes this save
-            error = failure
-        self._done.put((run, row, record, error))
+        error, outage = None, self.outage  # storage down for good: no save is tried, it could only wait again
+        if outage is None:
+            try:
+                run.job.folder.save(row.doc_id, record)
+                if handle:
+                    jobs.remove(run.job.folder.url, row.doc_id)
+            except StorageOutage as failure:
+                outage = failure
+            except BaseException as failure:  # raised by the loop when it takes this save
+                error = failure
+        if outage is not None:
+            self.failed(run, outage)
+            self.spill(run).keep(row.doc_id, record)  # a record even local disk refuses is counted lost
+        self._done.put((run, row, record, error, outage is not None))
+
+    def failed(self, run: SystemRun, outage: StorageOutage) -> None:
+        """Storage failed for good: the first outage is the run's cause."""
+        self.outage = self.outage or outage
+        run.outage = run.outage or self.outage
+
+    def spill(self, run: SystemRun) -> Spill:
+        """The system's spill folder (made on first use)."""
+        if run.spill is None:
+            run.spill = Spill(run.job.folder.url, str(self.outage))
+        return run.spill
 
     def finished(self, timeout: float = 0.0) -> list[tuple[SystemRun, Row, dict[str, Any]]]:
-        """The saves done since the last call (waiting up to `timeout` seconds for one); raises a
-        save's failure (a storage error, a lost lock), which ends the run as it always did."""
-        done: list[tuple[SystemRun, Row, dict[str, Any], BaseException | None]] = []
+        """The saves done since the last call (waiting up to `timeout` seconds for one), without those
+        that went to the spill folder; raises a save's failure (a lost lock, a bug), which ends the run
+        as it always did."""
+        done: list[tuple[SystemRun, Row, dict[str, Any], BaseException | None, bool]] = []
         try:
             done.append(self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait())
             while True:
                 done.append(self._done.get_nowait())
         except queue.Empty:
             pass
-        for run, _, _, error in done:
+        for run, _, _, error, _ in done:
             run.saving -= 1
             if error is not None:
                 raise error
-        return [(run, row, record) for run, row, record, _ in done]
+        return [(run, row, record) for run, row, record, _, spilled in done if not spilled]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -761,6 +794,9 @@ def _loop(
                 wait = 0.0
             for run, row, record in saver.finished(wait):
                 _saved(run, row, record, progress, on_saved)
+            if saver.outage is not None and not saver.handled:
+                saver.handled = True
+                _storage_failed(runs, saver.outage, progress)
             for run in runs:
                 if not (run.done_said or run.busy() or run.saving or run.bug):
                     run.done_said = True
@@ -770,6 +806,18 @@ def _loop(
         saver.close()
     for run in runs:
         progress.in_flight(run.job.label, 0)
+
+
+def _storage_failed(runs: list[SystemRun], outage: StorageOutage, progress: RunProgress) -> None:
+    """Storage failed for good: every system stops starting, its calls in flight are collected into
+    the spill folder (they are paid for)."""
+    for run in runs:
+        run.outage = run.outage or outage
+        if not run.halted:
+            run.halt()
+            progress.note(
+                run.job.label, f"storage failed; collecting the {run.in_flight} in flight into the spill folder"
+            )
 
 
 def _collect(calls: Calls, call: Call, ref: Any, progress: RunProgress, saver: Saver) -> None:
@@ -795,6 +843,9 @@ def _collect(calls: Calls, call: Call, ref: Any, progress: RunProgress, saver: S
                 run.schedule.throttled(retry.retry_after)
                 progress.throttled(run.job.label)
                 _show_pace(run, progress)
+        if outcome["outage"] is not None:  # the actor could not write its job's handle
+            saver.failed(run, outcome["outage"])
+            saver.spill(run).keep_job(row.doc_id, outcome["job"])
         if outcome["handle"]:
             run.handles.add(row.doc_id)  # written by the actor: removed once the record is saved
         if (record := outcome["record"]) is not None:
@@ -843,6 +894,12 @@ def _show_pace(run: SystemRun, progress: RunProgress) -> None:
 def _stopped(run: SystemRun) -> OebError | None:
     """Why the system ended before asking everything: a stop, or its budget reached."""
     url = run.job.folder.url
+    if run.outage is not None:
+        kept = run.spill.line() if run.spill is not None else "no answer was left unsaved"
+        return StorageStopped(
+            f"{run.job.folder.name} stopped: storage failed ({run.outage}); {run.done} documents saved, {kept}. "
+            f"Once storage is back (space freed), continue with: oeb resume {url}"
+        )
     if run.stop is not None:
         return RunStopped(
             f"{run.job.folder.name} stopped ({run.stop}); {run.done} documents saved. Fix the cause, then continue "
