@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
             stand_in = cls.stand_ins.get(variable)
             alternative = f" (or {stand_in})" if stand_in else ""
             print(f"{args.system} needs an API key: export {variable}=<key>{alternative}")
+        for note in cls.key_notes:
+            print(f"  {note}")
     else:
         print(f"{args.system} needs no API key.")
     return 0

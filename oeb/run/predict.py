@@ -316,7 +316,7 @@ class Pool:
         from ray.exceptions import GetTimeoutError, RayActorError
 
         try:
-            env = worker_env() | system_keys(self.config.adapter.keys, self.config.adapter.stand_ins)
+            env = worker_env() | system_keys(self.config.adapter.key_names(), self.config.adapter.stand_ins)
             _ray().get([actor.take_env.remote(env) for actor in actors], timeout=_START_SECONDS)
         except GetTimeoutError:
             raise RunStopped(
