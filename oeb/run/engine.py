@@ -16,12 +16,15 @@ import dataclasses
 import datetime
 import functools
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import storage
+from oeb.batch import files
+from oeb.batch.files import BatchFile
 from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
 from oeb.run import jobs
@@ -68,6 +71,8 @@ class Plan:
     """The estimated cost of the documents to ask (`oeb.run.spending`)."""
     costs: tuple[dict[str, Any], ...] = ()
     """The costs of the records an earlier process saved: a resume's budget counts them."""
+    batches: tuple[BatchFile, ...] = ()
+    """The provider batches an earlier process sent (a system with `batch: true`): collected, not sent again."""
     reused: dict[str, str] = field(default_factory=dict)
     """Documents an earlier run answered to the same question (`--reuse`): doc_id -> that run's folder.
     Only the URL is kept: the record is read again and saved when the run goes ahead."""
@@ -96,9 +101,25 @@ class Plan:
             unreadable = sum(isinstance(saved, str) for saved in collected)
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
             lines.append(f"  {len(collected)} submitted jobs will be collected, not bought again{again}")
+        lines += self._batch_lines()
         if self.estimate is not None and self.to_ask:
             spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
+        return lines
+
+    def _batch_lines(self) -> list[str]:
+        """How a batch system sends its documents, and each batch an earlier process left in flight."""
+        batches = self.config.adapter.batching()
+        if batches is None:
+            return []
+        limits = batches.limits
+        lines = [
+            f"  sent as {batches.provider} batches of at most {limits.requests:,} requests and "
+            f"{limits.bytes / 1e6:,.0f} MB, at {batches.discount:g} of the standard price; answers within 24 hours"
+        ]
+        now = time.time()
+        for batch in self.batches:
+            lines.append(f"  {files.describe(batch, 'in flight', None, now)}: collected, not sent again")
         return lines
 
 
@@ -170,6 +191,12 @@ def _checked(config: Config, opened: dict[tuple[str, str], Dataset]) -> tuple[Da
     """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold. A
     dataset already opened for another system of the run is shared (read and checked once)."""
     config.adapter.check_keys()
+    batches = config.adapter.batching()
+    if batches is not None and config.budget.usd is not None and not batches.priced:
+        raise ConfigError(
+            f"budget.usd needs the price of a {config.system} batch, which oeb does not know: set "
+            "usd_per_mtok_in and usd_per_mtok_out (the provider's standard prices per million tokens)"
+        )
     key = (config.dataset, config.manifest)
     if key not in opened:
         opened[key] = open_dataset(config.dataset, config.manifest)
@@ -386,8 +413,14 @@ def _plan_resume(
     pending = dict(handles)  # those of documents already recorded are stale: removed under the lock
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
+    asked = {row.doc_id for row in to_ask}
+    batches = tuple(
+        batch
+        for batch in (files.live(folder.url) if config.adapter.batching() else ())
+        if any(held["doc_id"] in asked for held in batch["documents"].values())
+    )
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
-                pending, cost, costs)  # fmt: skip
+                pending, cost, costs, batches)  # fmt: skip
 
 
 def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:

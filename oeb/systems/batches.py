@@ -26,6 +26,11 @@ class Batches(Protocol):
     @property
     def discount(self) -> float: ...
 
+    @property
+    def priced(self) -> bool:
+        """Whether a request's worst case can be priced (`worst_usd` is not None)."""
+        ...
+
     def custom_id(self, doc_id: str) -> str | None:
         """The document id itself when the provider's rules allow it as a custom id, else None."""
         ...

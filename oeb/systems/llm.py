@@ -219,6 +219,10 @@ class LLMBatches:
         self.provider = self._api.name
         self.discount = adapter.batch_discount
 
+    @property
+    def priced(self) -> bool:
+        return self.adapter.rates() is not None
+
     def custom_id(self, doc_id: str) -> str | None:
         return doc_id if self._api.valid_id(doc_id) else None
 
