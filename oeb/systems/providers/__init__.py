@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oeb.systems._http import Session, held
 from oeb.systems._reading import number
 from oeb.systems.base import Deadline
 from oeb.systems.errors import SystemFailed
@@ -112,6 +113,25 @@ class Provider(ABC):
     @abstractmethod
     def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
         """One request answered; `SystemFailed` (with its HTTP status) when the provider refuses it."""
+
+    batch_path = ""
+    """Where a batch is polled, `{batch_id}` standing for the id its handle holds."""
+
+    def headers(self) -> dict[str, str]:
+        """The provider's key, in its header."""
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    def session(self, deadline: Deadline) -> Session:
+        return Session(self.name, deadline, base_url=self.url, headers=self.headers())
+
+    def batch(self, handle: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        """The batch of `handle` as the provider describes it now (one poll)."""
+        batch_id = held(handle, "batch_id", self.name)
+        with self.session(deadline) as http:
+            found: dict[str, Any] = http.json(
+                "GET", self.batch_path.format(batch_id=batch_id), "a batch poll", timeout=BATCH_TIMEOUT
+            )
+        return found
 
     def valid_id(self, custom_id: str) -> bool:
         """Whether a batch request may carry `custom_id` (by default any non-empty text)."""

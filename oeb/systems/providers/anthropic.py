@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from oeb.systems._http import Session, held
 from oeb.systems._reading import reading
 from oeb.systems.base import Deadline
 from oeb.systems.errors import SystemFailed
@@ -53,12 +52,12 @@ class Anthropic(Provider):
     limits = BatchLimits(
         100_000, 256 * 1024 * 1024, "https://docs.anthropic.com/en/docs/build-with-claude/batch-processing"
     )
+    batch_path = "/v1/messages/batches/{batch_id}"
     tokens_per_page = 4500
     """Anthropic counts 1,500 to 3,000 text tokens per PDF page plus the page's image."""
 
-    def _session(self, deadline: Deadline) -> Session:
-        headers = {"x-api-key": self.api_key, "anthropic-version": VERSION}
-        return Session("anthropic", deadline, base_url=self.url, headers=headers)
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key, "anthropic-version": VERSION}
 
     def params(self, document: Path, schema: dict[str, Any], temperature: float = 0.0) -> dict[str, Any]:
         """The Messages request: answering is calling the one tool, whose input is the schema."""
@@ -77,7 +76,7 @@ class Anthropic(Provider):
         }
 
     def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             message = http.json(
                 "POST",
                 "/v1/messages",
@@ -94,31 +93,23 @@ class Anthropic(Provider):
         return {"custom_id": custom_id, "params": self.params(document, schema)}
 
     def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             created = http.json(
                 "POST", "/v1/messages/batches", "the batch", timeout=BATCH_TIMEOUT, json={"requests": entries}
             )
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"])}
 
-    def _batch(self, handle: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-        batch_id = held(handle, "batch_id", "anthropic")
-        with self._session(deadline) as http:
-            found: dict[str, Any] = http.json(
-                "GET", f"/v1/messages/batches/{batch_id}", "a batch poll", timeout=BATCH_TIMEOUT
-            )
-        return found
-
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
-        batch = self._batch(handle, deadline)
+        batch = self.batch(handle, deadline)
         state = str(batch.get("processing_status"))
         return BatchStatus(state, state == "ended", batch.get("request_counts") or {})
 
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
-        url = self._batch(handle, deadline).get("results_url")
+        url = self.batch(handle, deadline).get("results_url")
         if not url:
             return {}
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             text = http.send("GET", str(url), "the batch results", timeout=BATCH_TIMEOUT).text
         found: Results = {}
         for line in text.splitlines():

@@ -10,7 +10,7 @@ from typing import Any
 
 import openai
 
-from oeb.systems._http import Session, held, retry_after
+from oeb.systems._http import retry_after
 from oeb.systems._reading import number, reading
 from oeb.systems.base import Deadline
 from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
@@ -124,21 +124,19 @@ class OpenAI(OpenRouter):
     base_url = "https://api.openai.com/v1"
     cap = "max_completion_tokens"
     limits = BatchLimits(50_000, 200 * 1024 * 1024, "https://platform.openai.com/docs/guides/batch")
+    batch_path = "/batches/{batch_id}"
     tokens_per_page = 3000
     """OpenAI sends each page as its text and an image of it; it publishes no figure per page."""
 
     def extra(self) -> dict[str, Any]:
         return {}
 
-    def _session(self, deadline: Deadline) -> Session:
-        return Session("openai", deadline, base_url=self.url, headers={"Authorization": f"Bearer {self.api_key}"})
-
     def entry(self, custom_id: str, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": self.body(document, schema)}
 
     def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
         lines = b"".join(json.dumps(entry).encode() + b"\n" for entry in entries)
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             files = {"file": ("oeb-batch.jsonl", lines, "application/jsonl")}
             uploaded = http.json(
                 "POST", "/files", "the batch upload", timeout=BATCH_TIMEOUT, files=files, data={"purpose": "batch"}
@@ -150,21 +148,15 @@ class OpenAI(OpenRouter):
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"]), "input_file_id": file_id}
 
-    def _batch(self, handle: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-        batch_id = held(handle, "batch_id", "openai")
-        with self._session(deadline) as http:
-            found: dict[str, Any] = http.json("GET", f"/batches/{batch_id}", "a batch poll", timeout=BATCH_TIMEOUT)
-        return found
-
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
-        batch = self._batch(handle, deadline)
+        batch = self.batch(handle, deadline)
         state = str(batch.get("status"))
         return BatchStatus(state, state in ENDED, batch.get("request_counts") or {})
 
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
-        batch = self._batch(handle, deadline)
+        batch = self.batch(handle, deadline)
         found: Results = {}
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             for key in ("error_file_id", "output_file_id"):  # an answer wins over an error line
                 file_id = batch.get(key)
                 if not file_id:

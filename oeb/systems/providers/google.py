@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from oeb.systems._http import Session, held
 from oeb.systems._reading import reading
 from oeb.systems.base import Deadline
 from oeb.systems.providers import (
@@ -36,11 +35,12 @@ class Google(Provider):
     limits = BatchLimits(
         1_000_000, 20 * 1000 * 1000, "https://ai.google.dev/gemini-api/docs/batch-mode (inline requests: 20 MB)"
     )
+    batch_path = "/v1beta/{batch_id}"
     tokens_per_page = 560
     """Gemini counts a PDF page as an image of 258 tokens, plus the text it extracts."""
 
-    def _session(self, deadline: Deadline) -> Session:
-        return Session("google", deadline, base_url=self.url, headers={"x-goog-api-key": self.api_key})
+    def headers(self) -> dict[str, str]:
+        return {"x-goog-api-key": self.api_key}
 
     def request(self, document: Path, schema: dict[str, Any], temperature: float = 0.0) -> dict[str, Any]:
         return {
@@ -63,7 +63,7 @@ class Google(Provider):
         }
 
     def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             answer = http.json(
                 "POST",
                 f"/v1beta/models/{self.model}:generateContent",
@@ -78,26 +78,20 @@ class Google(Provider):
 
     def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
         body = {"batch": {"display_name": "oeb", "input_config": {"requests": {"requests": entries}}}}
-        with self._session(deadline) as http:
+        with self.session(deadline) as http:
             path = f"/v1beta/models/{self.model}:batchGenerateContent"
             created = http.json("POST", path, "the batch", timeout=BATCH_TIMEOUT, json=body)
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["name"])}
 
-    def _batch(self, handle: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-        name = held(handle, "batch_id", "google")
-        with self._session(deadline) as http:
-            found: dict[str, Any] = http.json("GET", f"/v1beta/{name}", "a batch poll", timeout=BATCH_TIMEOUT)
-        return found
-
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
-        batch = self._batch(handle, deadline)
+        batch = self.batch(handle, deadline)
         metadata = batch.get("metadata") or {}
         state = str(metadata.get("state"))
         return BatchStatus(state, state in ENDED, metadata.get("batchStats") or {})
 
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
-        batch = self._batch(handle, deadline)
+        batch = self.batch(handle, deadline)
         found: Results = {}
         responses = ((batch.get("response") or {}).get("inlinedResponses") or {}).get("inlinedResponses") or []
         for item in responses:
