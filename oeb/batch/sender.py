@@ -109,6 +109,8 @@ class Sender:
         self.policy = policy or adapter.retry
         self.queue: deque[tuple[Row, Asking]] = deque()
         self.live: list[Live] = []
+        self.every: list[Live] = []
+        """Every batch of this run, ended or not (for the statistics)."""
         self.records: queue.SimpleQueue[tuple[Row, dict[str, Any]]] = queue.SimpleQueue()
         self.notes: queue.SimpleQueue[str] = queue.SimpleQueue()
         self.stop: str | None = None
@@ -139,6 +141,7 @@ class Sender:
                 files.remove(self.folder_url, batch["name"])
                 continue
             self.live.append(Live(batch, self.poll_interval, now, state="collecting", open=open_))
+        self.every = list(self.live)
         held_now = {doc_id for live in self.live for doc_id in live.open}
         self.queue.extend((row, Asking(started=now)) for row in rows if row.doc_id not in held_now)
 
@@ -184,11 +187,12 @@ class Sender:
             return [live.line(now) for live in self.live]
 
     def stats(self) -> list[dict[str, Any]]:
+        """Every batch of the run: its id, requests, last state, when it was sent, its spend and worst case."""
         with self._lock:
             return [
                 {"batch_id": live.file["handle"]["batch_id"], "requests": live.file["requests"], "state": live.state,
                  "sent": live.file["sent"], "spent_usd": live.spent, "worst_usd": live.file["worst_usd"]}
-                for live in self.live
+                for live in self.every
             ]  # fmt: skip
 
     def _forget_if_done(self, live: Live) -> None:
@@ -319,6 +323,7 @@ class Sender:
         live = Live(sent, self.poll_interval, time.time() + self.poll_interval, open={r.row.doc_id for r in batch})
         with self._lock:
             self.live.append(live)
+            self.every.append(live)
             earlier = [old for old in self.live if old is not live and old.open & live.open]
             for old in earlier:
                 old.open -= live.open
@@ -359,8 +364,9 @@ class Sender:
         self._ended(live, status.state, results)
 
     def _later(self, live: Live) -> None:
-        live.next_poll = time.time() + live.wait
+        """The next poll, twice as far off as the last (at most `poll_max`)."""
         live.wait = min(self.poll_max, live.wait * 2)
+        live.next_poll = time.time() + live.wait
 
     def _ended(self, live: Live, state: str, results: dict[str, Call | SystemFailed]) -> None:
         """Record what the batch answered; send again what it did not and what may still succeed."""

@@ -718,6 +718,8 @@ def predict_jobs(
         ) from None
     finally:
         for run in runs:
+            if isinstance(run, BatchRun):  # its batches in flight stay written down, for a resume
+                run.halt()
             run.pool.stop()
     bug = next((run.bug for run in runs if run.bug is not None), None)
     if bug is not None:

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from oeb.dataset import SAMPLE_DATASET, open_dataset
-from oeb.errors import BudgetReached, ConfigError
+from oeb.errors import BudgetReached, ConfigError, RunFolderError
 from oeb.run import engine
 from oeb.run.config import init_tree, load_config
 from oeb.systems import Question, get, predict, question_schema
@@ -73,13 +73,21 @@ def served(provider: str, thirty: Path) -> Iterator[fake_providers.Provider]:
         yield fake_providers.PROVIDERS[provider](fake, open_dataset(str(thirty)), KEY)
 
 
+@pytest.fixture
+def claude(thirty: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[fake_providers.Anthropic]:
+    """The Anthropic fake alone, for what one provider shows for all."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with FakeVendor() as fake:
+        yield fake_providers.Anthropic(fake, open_dataset(str(thirty)), KEY)
+
+
 def _options(provider: str, url: str, **more: Any) -> dict[str, Any]:
     return {"provider": provider, "base_url": url + fake_providers.PATHS[provider],
             "usd_per_mtok_in": IN, "usd_per_mtok_out": OUT, **more}  # fmt: skip
 
 
 def _config(folder: Path, dataset: Path, provider: str, url: str, *, budget: float | None = None, **more: Any) -> Path:
-    options = _options(provider, url, batch=True, poll_interval=0.05, poll_max=0.2, **more)
+    options = _options(provider, url, **({"batch": True, "poll_interval": 0.05, "poll_max": 0.2} | more))
     tree = init_tree(fake_providers.MODELS[provider], str(dataset))
     tree["budget"]["usd"] = budget
     tree["system"][fake_providers.MODELS[provider]] |= options
@@ -119,18 +127,15 @@ def test_one_request_per_document_priced_from_its_tokens_through_429_and_500(
     assert "batch_id" not in record
 
 
-def test_without_a_price_the_cost_is_unknown_and_the_tokens_kept(served: fake_providers.Provider, thirty: Path) -> None:
-    dataset = open_dataset(str(thirty))
-    row = dataset.rows[0]
-    options = _options("anthropic", served.fake.url) | {"usd_per_mtok_in": None, "usd_per_mtok_out": None}
-    if not isinstance(served, fake_providers.Anthropic):
-        pytest.skip("one provider shows it")
-    record = predict(
-        get("anthropic/claude-opus-5", options),
-        Question(dataset.document(row), question_schema(dict(row.schema))),
-        policy=FAST,
-    )
-    assert record["cost"]["usd"] is None and record["cost"]["tokens_in"] and "no price" in record["cost"]["source"]
+def test_without_a_price_the_cost_is_unknown_and_the_tokens_kept(
+    claude: fake_providers.Anthropic, thirty: Path
+) -> None:
+    row = open_dataset(str(thirty)).rows[0]
+    options = _options("anthropic", claude.fake.url) | {"usd_per_mtok_in": None, "usd_per_mtok_out": None}
+    question = Question(open_dataset(str(thirty)).document(row), question_schema(dict(row.schema)))
+    record = predict(get("anthropic/claude-opus-5", options), question, policy=FAST)
+    assert record["output"] and record["cost"]["usd"] is None and record["cost"]["tokens_in"]
+    assert "no price" in record["cost"]["source"]
 
 
 def test_thirty_documents_in_batches_are_each_sent_once_at_the_batch_price(
@@ -147,6 +152,9 @@ def test_thirty_documents_in_batches_are_each_sent_once_at_the_batch_price(
     records = _records(plan.folder.url)
     assert len(records) == DOCUMENTS and set(served.sent.values()) == {1}
     assert served.creates == 3 and sorted(len(b.requests) for b in served.batches.values()) == [6, 12, 12]
+    custom_ids = [cid for batch in served.batches.values() for cid in batch.requests]
+    renamed = [cid for cid in custom_ids if cid not in records]  # ids Anthropic's rules refuse ("[zhao25] a ...")
+    assert len(renamed) == (6 if provider == "anthropic" else 0) and all(c.startswith("doc-") for c in renamed)
     by_id = {d.doc_id: d for d in served.documents.values()}
     for doc_id, record in records.items():
         assert record["error"] is None and record["output"] == by_id[doc_id].gold
@@ -155,7 +163,11 @@ def test_thirty_documents_in_batches_are_each_sent_once_at_the_batch_price(
         assert "batch price" in record["cost"]["source"] and record["cost"]["attempts"] == 1
     assert not list((Path(plan.folder.url) / "batches").glob("*.json"))  # forgotten once saved
     assert result.report["scorers"]["field_matching"]["failed"] == 0
-    assert len(result.predicted["batches"]) == 0
+    assert [(b["requests"], b["spent_usd"] is not None) for b in result.predicted["batches"]] == [
+        (12, True),
+        (12, True),
+        (6, True),
+    ]
 
 
 def test_an_expired_batch_and_errored_requests_are_sent_again_as_attempts(
@@ -180,31 +192,54 @@ def test_an_expired_batch_and_errored_requests_are_sent_again_as_attempts(
 
 
 def test_a_batch_the_budget_cannot_pay_for_is_not_sent(
-    served: fake_providers.Provider, thirty: Path, tmp_path: Path
+    claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
 ) -> None:
-    if not isinstance(served, fake_providers.Anthropic):
-        pytest.skip("one provider shows it")
-    config = load_config(str(_config(tmp_path, thirty, "anthropic", served.fake.url, budget=1.0)))
+    config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url, budget=1.0)))
     plan = engine.plan_run(config, str(tmp_path / "runs"))
     with pytest.raises(BudgetReached, match="30 documents left unasked"):
         engine.execute(plan)
-    assert served.creates == 0 and not served.sent
+    assert claude.creates == 0 and not claude.sent
     # a budget for about three documents' worst case sends a batch of three, then more as costs come in
     limit = 3 * (128000 * OUT + 4 * Anthropic.tokens_per_page * IN) / 1e6 * 0.5
-    config = load_config(str(_config(tmp_path, thirty, "anthropic", served.fake.url, budget=limit)), ["rows.limit=6"])
+    config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url, budget=limit)), ["rows.limit=6"])
     engine.execute(engine.plan_run(config, str(tmp_path / "more")))
-    assert 1 <= len(next(iter(served.batches.values())).requests) <= 3
-    assert set(served.sent.values()) == {1} and len(served.sent) == 6
+    first = next(iter(claude.batches.values()))
+    assert 1 <= len(first.requests) <= 3 and claude.creates >= 2
+    assert set(claude.sent.values()) == {1} and len(claude.sent) == 6
 
 
 def test_a_budget_without_a_price_is_refused_at_the_plan(
-    served: fake_providers.Provider, thirty: Path, tmp_path: Path
+    claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
 ) -> None:
-    if not isinstance(served, fake_providers.Anthropic):
-        pytest.skip("one provider shows it")
-    path = _config(tmp_path, thirty, "anthropic", served.fake.url, budget=5.0, usd_per_mtok_in=None)
+    path = _config(tmp_path, thirty, "anthropic", claude.fake.url, budget=5.0, usd_per_mtok_in=None)
     with pytest.raises(ConfigError, match="usd_per_mtok_in"):
         engine.plan_run(load_config(str(path)), str(tmp_path / "runs"))
+
+
+def test_a_batch_file_that_cannot_be_read_stops_the_resume_by_name(
+    claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
+) -> None:
+    config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url)), ["rows.limit=2"])
+    plan = engine.plan_run(config, str(tmp_path / "runs"))
+    plan.folder.launch(engine._tree(plan.config, plan.dataset), plan.settings)
+    (Path(plan.folder.url) / "batches").mkdir()
+    (Path(plan.folder.url) / "batches" / "1.json").write_text("{not json")
+    with pytest.raises(RunFolderError, match=r"batches/1.json .* is not a batch oeb wrote"):
+        engine.plan_resume(plan.folder.url)
+    assert claude.creates == 0
+
+
+def test_polls_back_off_from_poll_interval_to_poll_max(
+    claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
+) -> None:
+    claude.polls_to_end = 6
+    config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url, poll_interval=0.1, poll_max=0.4)),
+                         ["rows.limit=2"])  # fmt: skip
+    engine.execute(engine.plan_run(config, str(tmp_path / "runs")))
+    [create] = claude.fake.sent("POST", "/v1/messages/batches")
+    polls = [r.received for r in claude.fake.sent("GET", "/v1/messages/batches/batch_1")]
+    waits = [b - a for a, b in zip([create.received, *polls], polls, strict=False)]
+    assert len(polls) >= 6 and waits[:5] == pytest.approx([0.1, 0.2, 0.4, 0.4, 0.4], abs=0.09)  # a loaded machine
 
 
 @pytest.mark.slow
