@@ -63,9 +63,22 @@ class Live:
     """Documents of the batch not yet saved nor held by a later batch."""
     spent: float | None = None
     """What its answers cost so far (None: no figure)."""
+    failures: int = 0
+    """Polls failed in a row."""
 
     def line(self, now: float) -> str:
         return files.describe(self.file, self.state, self.spent, now)
+
+
+def worst_case(adapter: Adapter, batches: Batches, dataset: Dataset, rows: Sequence[Row]) -> float:
+    """The most `rows` may cost in batches (each answer at its output cap, at the batch price);
+    the batches must be priced (`Batches.priced`)."""
+    pages = dataset.page_counts(rows)
+    total = 0.0
+    for row in rows:
+        schema = adapter.prepare_schema(question_schema(dict(row.schema)))
+        total += batches.worst_usd(pages[row.doc_id], dataset.document(row), schema) or 0.0
+    return total
 
 
 @dataclass(frozen=True)
@@ -352,13 +365,20 @@ class Sender:
             if failure.status in LOST:  # the provider no longer knows it: its documents are sent again
                 self._ended(live, f"lost (HTTP {failure.status})", {})
                 return
+            live.failures += 1
+            if live.failures >= self.policy.poll_failures:  # it stays written down: a resume polls it again
+                raise RunStopped(
+                    f"{self.adapter.label}: batch {handle['batch_id']} could not be polled {live.failures} times in "
+                    f"a row (last: {failure.message[:300]}); check the provider, then resume"
+                ) from None
             self.notes.put(f"batch {handle['batch_id']}: a poll failed ({failure.message[:200]}); polling on")
             self._later(live)
             return
-        if status.state != live.state:
-            live.state = status.state
-            self.notes.put(live.line(time.time()))
+        live.failures = 0
         if results is None:
+            if status.state != live.state:
+                live.state = status.state
+                self.notes.put(live.line(time.time()))
             self._later(live)
             return
         self._ended(live, status.state, results)
@@ -390,7 +410,7 @@ class Sender:
         with self._lock:
             live.ended = True
             live.state = state
-        self.notes.put(live.line(time.time()) + ", ended")
+        self.notes.put(live.line(time.time()))
         self._forget_if_done(live)
 
     def _settle(self, row: Row, asking: Asking, result: Call | SystemFailed, batch_id: str) -> float | None:

@@ -25,6 +25,7 @@ from typing import Any
 from oeb import storage
 from oeb.batch import files
 from oeb.batch.files import BatchFile
+from oeb.batch.sender import worst_case
 from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
 from oeb.run import jobs
@@ -40,6 +41,7 @@ from oeb.run.reuse import ReuseIndex
 from oeb.run.selection import describe, select
 from oeb.run.spending import Estimate, Spending, estimate
 from oeb.systems import TRANSIENT_STATUSES, Asking, reread
+from oeb.systems.batches import Batches
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +89,16 @@ class Plan:
         limit = f"at most {rate:g} starts/s" if rate else "no rate limit"
         where = choose(config.ray.address, documents=len(self.rows)).place()
         in_flight, key = config.concurrency()
+        batches = config.adapter.batching()
+        asking = (
+            f"{in_flight} in flight (set by {key}) on {config.actors()} actors, {limit}"
+            if batches is None
+            else f"sent as {batches.provider} batches"
+        )
         lines = [
             f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching",
             f"  {self.folder.url}: {'resumed' if self.resumed else 'new'} run, {len(self.to_ask)} documents to "
-            f"predict with {config.system}, {in_flight} in flight (set by {key}) on {config.actors()} actors, "
-            f"{limit}, {where}",
+            f"predict with {config.system}, {asking}, {where}",
         ]
         if self.reused:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
@@ -101,26 +108,37 @@ class Plan:
             unreadable = sum(isinstance(saved, str) for saved in collected)
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
             lines.append(f"  {len(collected)} submitted jobs will be collected, not bought again{again}")
-        lines += self._batch_lines()
+        if batches is not None:
+            return lines + self._batch_lines(batches)
         if self.estimate is not None and self.to_ask:
             spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
         return lines
 
-    def _batch_lines(self) -> list[str]:
-        """How a batch system sends its documents, and each batch an earlier process left in flight."""
-        batches = self.config.adapter.batching()
-        if batches is None:
-            return []
-        limits = batches.limits
+    def _batch_lines(self, batches: Batches) -> list[str]:
+        """How a batch system sends its documents, each batch an earlier process left in flight, and
+        the worst case the budget counts."""
+        limits, budget = batches.limits, self.config.budget.usd
         lines = [
-            f"  sent as {batches.provider} batches of at most {limits.requests:,} requests and "
-            f"{limits.bytes / 1e6:,.0f} MB, at {batches.discount:g} of the standard price; answers within 24 hours"
+            f"  batches of at most {limits.requests:,} requests and {limits.bytes / 1e6:,.0f} MB, at "
+            f"{batches.discount:g} of the standard price; answers within 24 hours"
         ]
         now = time.time()
         for batch in self.batches:
             lines.append(f"  {files.describe(batch, 'in flight', None, now)}: collected, not sent again")
-        return lines
+        held = {held["doc_id"] for batch in self.batches for held in batch["documents"].values()}
+        to_send = [row for row in self.to_ask if row.doc_id not in held]
+        if not to_send:
+            return lines
+        if not batches.priced:
+            return [*lines, "  cost: unknown until usd_per_mtok_in and usd_per_mtok_out are set (tokens are recorded)"]
+        worst = worst_case(self.config.adapter, batches, self.dataset, to_send)
+        said = f"worst case ${worst:,.2f} for {len(to_send)} documents (every answer at its output cap, batch price)"
+        if budget is None:
+            return [*lines, f"  {said}"]
+        spent = (spending.spent["usd"] if (spending := _spending(self)) is not None else None) or 0.0
+        already = f" (${spent:,.2f} spent already)" if spent else ""
+        return [*lines, f"  budget ${budget:,.2f}{already}: a batch is sent only while its worst case fits; {said}"]
 
 
 @dataclass(frozen=True)

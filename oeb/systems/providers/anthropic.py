@@ -49,9 +49,7 @@ class Anthropic(Provider):
     name = "anthropic"
     key = "ANTHROPIC_API_KEY"
     base_url = "https://api.anthropic.com"
-    limits = BatchLimits(
-        100_000, 256 * 1024 * 1024, "https://docs.anthropic.com/en/docs/build-with-claude/batch-processing"
-    )
+    limits = BatchLimits(100_000, 256_000_000, "https://docs.anthropic.com/en/docs/build-with-claude/batch-processing")
     batch_path = "/v1/messages/batches/{batch_id}"
     tokens_per_page = 4500
     """Anthropic counts 1,500 to 3,000 text tokens per PDF page plus the page's image."""

@@ -123,7 +123,7 @@ class OpenAI(OpenRouter):
     key = "OPENAI_API_KEY"
     base_url = "https://api.openai.com/v1"
     cap = "max_completion_tokens"
-    limits = BatchLimits(50_000, 200 * 1024 * 1024, "https://platform.openai.com/docs/guides/batch")
+    limits = BatchLimits(50_000, 200_000_000, "https://platform.openai.com/docs/guides/batch")
     batch_path = "/batches/{batch_id}"
     tokens_per_page = 3000
     """OpenAI sends each page as its text and an image of it; it publishes no figure per page."""

@@ -33,7 +33,7 @@ class Google(Provider):
     key = "GEMINI_API_KEY"
     base_url = "https://generativelanguage.googleapis.com"
     limits = BatchLimits(
-        1_000_000, 20 * 1000 * 1000, "https://ai.google.dev/gemini-api/docs/batch-mode (inline requests: 20 MB)"
+        1_000_000, 20_000_000, "https://ai.google.dev/gemini-api/docs/batch-mode (inline requests: 20 MB)"
     )
     batch_path = "/v1beta/{batch_id}"
     tokens_per_page = 560
