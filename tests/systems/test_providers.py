@@ -242,6 +242,12 @@ def test_polls_back_off_from_poll_interval_to_poll_max(
     assert len(polls) >= 6 and waits[:5] == pytest.approx([0.1, 0.2, 0.4, 0.4, 0.4], abs=0.09)  # a loaded machine
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The user and system CPU time a process has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @pytest.mark.slow
 def test_a_run_killed_while_its_batches_are_in_flight_is_resumed_sending_nothing_twice(
     provider: str, served: fake_providers.Provider, thirty: Path, tmp_path: Path
@@ -257,7 +263,9 @@ def test_a_run_killed_while_its_batches_are_in_flight_is_resumed_sending_nothing
         while not list(tmp_path.glob("runs/*/batches/*.json")) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert served.creates == 1, "the run sent its batch"
-        time.sleep(0.3)  # polled, still in progress
+        before = _cpu_seconds(run.pid)
+        time.sleep(2.0)  # polled, still in progress
+        assert _cpu_seconds(run.pid) - before < 0.4, "waiting on a batch takes (almost) no CPU"
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
