@@ -318,7 +318,7 @@ class Sender:
                 return False
             self._unsent = 0
             for request in batch:  # the provider refused the batch itself: each request fails
-                self._settle(request.row, request.asking, failure, "")
+                self._settle(request.row, request.asking, failure, None)
             return True
         self._unsent = 0
         worsts = [request.worst for request in batch]
@@ -352,7 +352,7 @@ class Sender:
             f"({limit:,} bytes); ask this document without batch: true",
             status=413,
         )
-        self._settle(request.row, request.asking, failure, "")
+        self._settle(request.row, request.asking, failure, None)
 
     def _poll(self, live: Live) -> None:
         deadline = Deadline(CALL_SECONDS, policy=self.policy)
@@ -413,7 +413,7 @@ class Sender:
         self.notes.put(live.line(time.time()))
         self._forget_if_done(live)
 
-    def _settle(self, row: Row, asking: Asking, result: Call | SystemFailed, batch_id: str) -> float | None:
+    def _settle(self, row: Row, asking: Asking, result: Call | SystemFailed, batch_id: str | None) -> float | None:
         """Make the document's record and hand it to the driver; what it cost in dollars."""
         question = self._question(row)
         sent = self.adapter.prepare_schema(question.schema)
@@ -421,7 +421,7 @@ class Sender:
         try:
             record = settle(self.adapter, question, asking, result, timeout=self.timeout, batch_id=batch_id)
         except ReadCrashed as crash:
-            record = crash.record | {"batch_id": batch_id}
+            record = crash.record | ({} if batch_id is None else {"batch_id": batch_id})
             self.stop = self.stop or f"{type(crash).__name__}: {crash}"
             self._halt.set()
         usd = (record.get("cost") or {}).get("usd")

@@ -429,16 +429,17 @@ def settle(
     answer: Call | SystemFailed,
     *,
     timeout: float,
-    batch_id: str,
+    batch_id: str | None,
 ) -> dict[str, Any]:
-    """The record of a document answered in a batch (`answer` its result, with the schema sent and
+    """The record of a document answered in batch `batch_id` (`answer` its result, with the schema sent and
     the batch price), read as `predict_attempt` reads an answer; its attempts and their cost are
     `asking`'s plus this one. Raises `ReadCrashed` as `predict_attempt` does."""
     asking = dataclasses.replace(asking, attempts=asking.attempts + 1, cost=asking.cost + (answer.cost or Cost()))
     wall_s = time.time() - asking.started
     called, failed = (answer, None) if isinstance(answer, Call) else (None, answer)
     record = _settled(adapter, question, asking, called, failed, wall_s=wall_s, timeout=timeout)
-    record["batch_id"] = batch_id
+    if batch_id is not None:  # None: it never went into a batch (too large for one)
+        record["batch_id"] = batch_id
     return record
 
 
