@@ -22,11 +22,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from oeb.batch import files
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import BudgetReached, ConfigError, RunFolderError
 from oeb.run import engine
 from oeb.run.config import init_tree, load_config
-from oeb.systems import Question, get, predict, question_schema
+from oeb.systems import Asking, Question, get, predict, question_schema
 from oeb.systems.llm import PROVIDERS
 from oeb.systems.providers.anthropic import Anthropic
 from systems import fake_providers
@@ -279,3 +280,48 @@ def test_a_run_killed_while_its_batches_are_in_flight_is_resumed_sending_nothing
     assert len(records) == DOCUMENTS and set(served.sent.values()) == {1} and served.creates == 1
     assert {r["batch_id"] for r in records.values()} == {next(iter(r["batch_id"] for r in records.values()))}
     assert all("batch price" in r["cost"]["source"] for r in records.values())
+
+
+@pytest.mark.ray
+def test_on_ray_the_driver_sends_the_batches_and_the_cluster_grades(
+    ray_cluster: None, claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
+) -> None:
+    plan = engine.plan_run(load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url))), str(tmp_path))
+    result = engine.execute(plan)
+    assert len(claude.sent) == DOCUMENTS and set(claude.sent.values()) == {1} and claude.creates == 1
+    assert result.report["scorers"]["field_matching"]["failed"] == 0
+    assert result.graded_on and not any("process" in node for node in result.graded_on)
+
+
+def test_a_resume_collects_a_document_from_the_latest_batch_holding_it(
+    claude: fake_providers.Anthropic, thirty: Path, tmp_path: Path
+) -> None:
+    """A kill between sending a document again and forgetting its earlier batch leaves it in two files."""
+    config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url)), ["rows.limit=2"])
+    plan = engine.plan_run(config, str(tmp_path / "runs"))
+    plan.folder.launch(engine._tree(plan.config, plan.dataset), plan.settings)
+    batches = config.adapter.batching()
+    assert batches is not None
+    first, second = plan.rows
+
+    def entry(row: Any) -> tuple[str, Any]:
+        schema = question_schema(dict(row.schema))
+        return row.doc_id, batches.entry(row.doc_id, plan.dataset.document(row), schema)["params"]
+
+    def written(name: str, batch_id: str, rows: list[Any]) -> None:
+        held = {row.doc_id: {"doc_id": row.doc_id, "asking": Asking(started=time.time()).to_json()} for row in rows}
+        files.write(plan.folder.url, {"name": name, "provider": "anthropic", "handle": {"batch_id": batch_id},
+                                      "sent": time.time(), "requests": len(rows), "bytes": 1, "worst_usd": None,
+                                      "documents": held})  # fmt: skip
+
+    written("1", claude.new_batch([entry(first), entry(second)]), [first, second])
+    written("2", claude.new_batch([entry(second)]), [second])
+    resumed = engine.plan_resume(plan.folder.url)
+    assert sum("collected, not sent again" in line for line in resumed.lines()) == 2
+    engine.execute(resumed)
+    records = _records(plan.folder.url)
+    assert {doc_id: r["batch_id"] for doc_id, r in records.items()} == {
+        first.doc_id: "batch_1",
+        second.doc_id: "batch_2",
+    }
+    assert claude.creates == 2 and not files.live(plan.folder.url)
