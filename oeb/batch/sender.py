@@ -194,11 +194,6 @@ class Sender:
         for live in done:
             self._forget_if_done(live)
 
-    def lines(self) -> list[str]:
-        now = time.time()
-        with self._lock:
-            return [live.line(now) for live in self.live]
-
     def stats(self) -> list[dict[str, Any]]:
         """Every batch of the run: its id, requests, last state, when it was sent, its spend and worst case."""
         with self._lock:
