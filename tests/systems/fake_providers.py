@@ -228,10 +228,28 @@ class Anthropic(Provider):
 class Google(Provider):
     key_header = "x-goog-api-key"
     key_prefix = ""
+    from_files = 0
+    """Batches sent as an uploaded JSONL file (answered as a file too)."""
 
     def install(self) -> None:
         self.route("POST", "/v1beta/models/", self.models, prefix=True)
         self.route("GET", "/v1beta/batches/", self.poll, prefix=True)
+        self.route("POST", "/upload/v1beta/files", self.upload_file)
+        self.route("GET", "/download/v1beta/files/", self.download, prefix=True)
+
+    def upload_file(self, request: Request) -> Reply:
+        """The File API's resumable upload: a start, then the bytes with upload, finalize."""
+        command = request.headers.get("x-goog-upload-command")
+        if command == "start":
+            assert request.headers["x-goog-upload-protocol"] == "resumable"
+            url = f"{self.fake.url}/upload/v1beta/files?upload_id={self.new_id('upload')}"
+            return Reply(200, {}, {"x-goog-upload-url": url})
+        assert command == "upload, finalize" and request.query.get("upload_id")
+        return Reply(200, {"file": {"name": f"files/{self.upload(request.body)}"}})
+
+    def download(self, request: Request) -> Reply:
+        assert request.query.get("alt") == "media" and request.path.endswith(":download")
+        return Reply(200, self.uploaded(request.path.split("/")[-1].removesuffix(":download")).decode())
 
     def pdf_and_schema(self, request: Any) -> tuple[bytes, Any]:
         data = request["contents"][0]["parts"][0]["inline_data"]
@@ -254,8 +272,14 @@ class Google(Provider):
         if request.path.endswith(":generateContent"):
             return Reply(200, self.answer(self.taken(body), body))
         assert request.path.endswith(":batchGenerateContent")
-        entries = body["batch"]["input_config"]["requests"]["requests"]
-        batch_id = self.new_batch([(entry["metadata"]["key"], entry["request"]) for entry in entries])
+        source = body["batch"]["input_config"]
+        if "file_name" in source:
+            lines = self.uploaded(source["file_name"].removeprefix("files/")).splitlines()
+            pairs = [(item["key"], item["request"]) for item in map(json.loads, lines)]
+            self.from_files += 1
+        else:
+            pairs = [(entry["metadata"]["key"], entry["request"]) for entry in source["requests"]["requests"]]
+        batch_id = self.new_batch(pairs)
         return Reply(200, {"name": f"batches/{batch_id}", "metadata": {"state": "BATCH_STATE_PENDING"}})
 
     def poll(self, request: Request) -> Reply:
@@ -272,10 +296,13 @@ class Google(Provider):
                 responses.append({"error": {"code": 14, "message": "unavailable"}, "metadata": {"key": custom_id}})
             else:
                 responses.append({"response": self.answer(document, body), "metadata": {"key": custom_id}})
-        inline = {"inlinedResponses": {"inlinedResponses": responses}}
-        return Reply(
-            200, {"name": name, "metadata": {"state": "BATCH_STATE_SUCCEEDED"}, "done": True, "response": inline}
-        )
+        if self.from_files:  # a file in, a file out
+            lines = "".join(json.dumps({"key": r["metadata"]["key"]} | r) + "\n" for r in responses)
+            output: dict[str, Any] = {"responsesFile": f"files/{self.upload(lines.encode())}"}
+        else:
+            output = {"inlinedResponses": {"inlinedResponses": responses}}
+        ended = {"name": name, "metadata": {"state": "BATCH_STATE_SUCCEEDED"}, "done": True, "response": output}
+        return Reply(200, ended)
 
 
 PROVIDERS = {"openai": OpenAI, "anthropic": Anthropic, "google": Google}

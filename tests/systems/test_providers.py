@@ -29,6 +29,7 @@ from oeb.run import engine
 from oeb.run.config import init_tree, load_config
 from oeb.systems import Asking, Question, get, predict, question_schema
 from oeb.systems.llm import PROVIDERS
+from oeb.systems.providers import google
 from oeb.systems.providers.anthropic import Anthropic
 from systems import fake_providers
 from systems.conftest import FAST, KEY
@@ -325,3 +326,17 @@ def test_a_resume_collects_a_document_from_the_latest_batch_holding_it(
         second.doc_id: "batch_2",
     }
     assert claude.creates == 2 and not files.live(plan.folder.url)
+
+
+def test_a_google_batch_larger_than_the_inline_limit_goes_as_an_uploaded_file(
+    thirty: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(google, "INLINE_BYTES", 1000)  # any batch of PDFs is larger
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with FakeVendor() as fake:
+        gemini = fake_providers.Google(fake, open_dataset(str(thirty)), KEY)
+        config = load_config(str(_config(tmp_path, thirty, "google", fake.url)), ["rows.limit=5"])
+        engine.execute(engine.plan_run(config, str(tmp_path / "runs")))
+    records = _records(str(next((tmp_path / "runs").iterdir())))
+    assert gemini.from_files == 1 and len(records) == 5 and set(gemini.sent.values()) == {1}
+    assert all(r["error"] is None and r["batch_id"] == "batches/batch_1" for r in records.values())
