@@ -27,7 +27,7 @@ from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import BudgetReached, ConfigError, RunFolderError
 from oeb.run import engine
 from oeb.run.config import init_tree, load_config
-from oeb.systems import Asking, Question, get, predict, question_schema
+from oeb.systems import Asking, MissingKey, OptionError, Question, get, predict, question_schema
 from oeb.systems.llm import PROVIDERS
 from oeb.systems.providers import google
 from oeb.systems.providers.anthropic import Anthropic
@@ -340,3 +340,28 @@ def test_a_google_batch_larger_than_the_inline_limit_goes_as_an_uploaded_file(
     records = _records(str(next((tmp_path / "runs").iterdir())))
     assert gemini.from_files == 1 and len(records) == 5 and set(gemini.sent.values()) == {1}
     assert all(r["error"] is None and r["batch_id"] == "batches/batch_1" for r in records.values())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"batch": True}, "openrouter sells no batches"),
+        ({"provider": "mistral"}, "one of openrouter, openai, anthropic, google"),
+        ({"provider": "openai", "poll_interval": 600.0}, "poll_max"),
+        ({"provider": "openai", "batch_discount": 0.0}, "batch_discount"),
+        ({"usd_per_mtok_in": -1.0}, "must not be negative"),
+    ],
+)
+def test_options_that_cannot_work_are_refused_in_one_line(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(OptionError, match=message) as refused:
+        get("openai/gpt-5.6-sol", options)
+    assert "\n" not in str(refused.value)
+
+
+def test_each_provider_needs_its_own_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, variable in fake_providers.KEYS.items():
+        monkeypatch.delenv(variable, raising=False)
+        adapter = get(fake_providers.MODELS[name], {"provider": name})
+        assert adapter.missing_keys() == [variable]
+        with pytest.raises(MissingKey, match=variable):
+            adapter.check_keys()
