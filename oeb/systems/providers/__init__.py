@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from oeb.systems._http import Session, held
-from oeb.systems._reading import number
+from oeb.systems._reading import number, reading
 from oeb.systems.base import Deadline
 from oeb.systems.errors import SystemFailed
 
@@ -48,6 +48,17 @@ def count(value: Any) -> int | None:
     """A token count, or None when the provider sent none."""
     found = number(value)
     return None if found is None else int(found)
+
+
+def jsonl(text: str) -> list[Any]:
+    """The JSON values of a results file, one a line (blank lines skipped); a line that is not JSON
+    is a malformed answer."""
+    values = []
+    for line in text.splitlines():
+        if line.strip():
+            with reading("a batch result line", status=200, body=line[:2000]):
+                values.append(json.loads(line))
+    return values
 
 
 @dataclass(frozen=True)

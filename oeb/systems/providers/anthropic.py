@@ -21,6 +21,7 @@ from oeb.systems.providers import (
     Reply,
     Results,
     count,
+    jsonl,
     pdf_base64,
     request_failure,
     user_text,
@@ -110,11 +111,9 @@ class Anthropic(Provider):
         with self.session(deadline) as http:
             text = http.send("GET", str(url), "the batch results", timeout=BATCH_TIMEOUT).text
         found: Results = {}
-        for line in text.splitlines():
-            if line.strip():
-                with reading("a batch result line", status=200, body=line[:2000]):
-                    item = json.loads(line)
-                    found[str(item["custom_id"])] = _result(item["result"], item)
+        for item in jsonl(text):
+            with reading("a batch result line", status=200, body=item):
+                found[str(item["custom_id"])] = _result(item["result"], item)
         return found
 
 

@@ -23,6 +23,7 @@ from oeb.systems.providers import (
     Reply,
     Results,
     count,
+    jsonl,
     pdf_base64,
     request_failure,
     user_text,
@@ -162,17 +163,15 @@ class OpenAI(OpenRouter):
                 if not file_id:
                     continue
                 text = http.send("GET", f"/files/{file_id}/content", "the batch results", timeout=BATCH_TIMEOUT).text
-                for line in text.splitlines():
-                    if line.strip():
-                        custom_id, result = _result_line(line)
-                        found[custom_id] = result
+                for item in jsonl(text):
+                    custom_id, result = _result_line(item)
+                    found[custom_id] = result
         return found
 
 
-def _result_line(line: str) -> tuple[str, Reply | SystemFailed]:
+def _result_line(item: Any) -> tuple[str, Reply | SystemFailed]:
     """One line of an output or error file: its custom id and the completion, or the failure."""
-    with reading("a batch result line", status=200, body=line[:2000]):
-        item = json.loads(line)
+    with reading("a batch result line", status=200, body=item):
         custom_id = str(item["custom_id"])
         response = item.get("response") or {}
         error = item.get("error")

@@ -21,6 +21,7 @@ from oeb.systems.providers import (
     Reply,
     Results,
     count,
+    jsonl,
     pdf_base64,
     request_failure,
     user_text,
@@ -136,8 +137,7 @@ class Google(Provider):
                     "GET", f"/download/v1beta/files/{name}:download", "the batch results", timeout=BATCH_TIMEOUT,
                     params={"alt": "media"},
                 ).text  # fmt: skip
-            with reading("the batch results", status=200, body=text[:2000]):
-                items = [json.loads(line) for line in text.splitlines() if line.strip()]
+            items = jsonl(text)
         found: Results = {}
         for item in items:
             with reading("a batch response", status=200, body=item):
