@@ -59,7 +59,8 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
         ├── SystemUnreachable           │ never retried
         ├── Unreadable                  │
         ├── DialectError                │
-        └── JobLost                     ┘ submitted again at once, recorded as `resubmitted`
+        ├── JobLost                     ┘ submitted again at once, recorded as `resubmitted`
+        └── Unusable                    oeb.systems.errors: an LLM answer that is no JSON object (asked again)
 
 A run of several systems exits with the highest-priority code among them: 1, then 75, then 5, then 4, then 0.
 """

@@ -9,6 +9,7 @@ checked by its reader before it is treated as one of these.
     <run>/settings.json              Settings
     <run>/records/<id>.json          Record
     <run>/jobs/<id>.json             JobFile (a job vendor's submitted job, until its record is saved)
+    <run>/batches/<name>.json        oeb.batch.files.BatchFile (a provider batch, until its records are saved)
     <run>/field_matching/
         scores.jsonl                 ScoreLine, one per selected document
         summary.json                 Summary (with Provenance)
@@ -109,6 +110,8 @@ class Record(TypedDict):
     """Why the document's job was submitted again (the vendor lost it, its handle was unreadable)."""
     reused_from: NotRequired[str]
     """The run folder this answer was taken from instead of asking the vendor (`oeb run --reuse`)."""
+    batch_id: NotRequired[str]
+    """The provider batch that answered (a system run with `batch: true`); `cost` is then at the batch price."""
     unread: NotRequired[bool]
     """The reader crashed on this answer; a resume reads it again with no call."""
 

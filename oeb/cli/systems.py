@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
             stand_in = cls.stand_ins.get(variable)
             alternative = f" (or {stand_in})" if stand_in else ""
             print(f"{args.system} needs an API key: export {variable}=<key>{alternative}")
+        for note in cls.key_notes:
+            print(f"  {note}")
     else:
         print(f"{args.system} needs no API key.")
     return 0
@@ -61,6 +63,11 @@ def _kind(cls: type[Adapter]) -> str:
     """Whether a crash can make the user pay twice: what docs/crash-costs.md explains per system."""
     if cls.submits:
         return "kind: job vendor (submits a job, then polls it; a crash never buys a submitted job twice)"
+    if cls.batching is not Adapter.batching:
+        return (
+            "kind: synchronous (one request per document; a call in flight at a crash is asked again), or with "
+            "batch: true provider batches (a crash never sends a batch's documents twice)"
+        )
     return "kind: synchronous (one request per document; a call in flight at a crash is asked again)"
 
 

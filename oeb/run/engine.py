@@ -16,12 +16,16 @@ import dataclasses
 import datetime
 import functools
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import _retry, storage
+from oeb.batch import files
+from oeb.batch.files import BatchFile
+from oeb.batch.sender import worst_case
 from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import ConfigError, NothingAnswered, OebError, ResumeMismatch, RunFolderError, StorageError
 from oeb.run import jobs, spill
@@ -37,6 +41,7 @@ from oeb.run.reuse import ReuseIndex
 from oeb.run.selection import describe, select
 from oeb.run.spending import Estimate, Spending, estimate
 from oeb.systems import TRANSIENT_STATUSES, Asking, reread
+from oeb.systems.batches import Batches
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +73,8 @@ class Plan:
     """The estimated cost of the documents to ask (`oeb.run.spending`)."""
     costs: tuple[dict[str, Any], ...] = ()
     """The costs of the records an earlier process saved: a resume's budget counts them."""
+    batches: tuple[BatchFile, ...] = ()
+    """The provider batches an earlier process sent (a system with `batch: true`): collected, not sent again."""
     reused: dict[str, str] = field(default_factory=dict)
     """Documents an earlier run answered to the same question (`--reuse`): doc_id -> that run's folder.
     Only the URL is kept: the record is read again and saved when the run goes ahead."""
@@ -85,11 +92,16 @@ class Plan:
         limit = f"at most {rate:g} starts/s" if rate else "no rate limit"
         where = choose(config.ray.address, documents=len(self.rows)).place()
         in_flight, key = config.concurrency()
+        batches = config.adapter.batching()
+        asking = (
+            f"{in_flight} in flight (set by {key}) on {config.actors()} actors, {limit}"
+            if batches is None
+            else f"sent as {batches.provider} batches"
+        )
         lines = [
             f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching",
             f"  {self.folder.url}: {'resumed' if self.resumed else 'new'} run, {len(self.to_ask)} documents to "
-            f"predict with {config.system}, {in_flight} in flight (set by {key}) on {config.actors()} actors, "
-            f"{limit}, {where}",
+            f"predict with {config.system}, {asking}, {where}",
         ]
         if self.reused:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
@@ -104,10 +116,37 @@ class Plan:
             unreadable = sum(isinstance(saved, str) for saved in collected)
             again = f" ({unreadable} of them unreadable: submitted again)" if unreadable else ""
             lines.append(f"  {len(collected)} submitted jobs will be collected, not bought again{again}")
+        if batches is not None:
+            return lines + self._batch_lines(batches)
         if self.estimate is not None and self.to_ask:
             spent = spending.spent if (spending := _spending(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
         return lines
+
+    def _batch_lines(self, batches: Batches) -> list[str]:
+        """How a batch system sends its documents, each batch an earlier process left in flight, and
+        the worst case the budget counts."""
+        limits, budget = batches.limits, self.config.budget.usd
+        lines = [
+            f"  batches of at most {limits.requests:,} requests and {limits.bytes / 1e6:,.0f} MB, at "
+            f"{batches.discount:g} of the standard price; answers within 24 hours"
+        ]
+        now = time.time()
+        for batch in self.batches:
+            lines.append(f"  {files.describe(batch, 'in flight', None, now)}: collected, not sent again")
+        held = {held["doc_id"] for batch in self.batches for held in batch["documents"].values()}
+        to_send = [row for row in self.to_ask if row.doc_id not in held]
+        if not to_send:
+            return lines
+        if not batches.priced:
+            return [*lines, "  cost: unknown until usd_per_mtok_in and usd_per_mtok_out are set (tokens are recorded)"]
+        worst = worst_case(self.config.adapter, batches, self.dataset, to_send)
+        said = f"worst case ${worst:,.2f} for {len(to_send)} documents (every answer at its output cap, batch price)"
+        if budget is None:
+            return [*lines, f"  {said}"]
+        spent = (spending.spent["usd"] if (spending := _spending(self)) is not None else None) or 0.0
+        already = f" (${spent:,.2f} spent already)" if spent else ""
+        return [*lines, f"  budget ${budget:,.2f}{already}: a batch is sent only while its worst case fits; {said}"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +217,12 @@ def _checked(config: Config, opened: dict[tuple[str, str], Dataset]) -> tuple[Da
     """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold. A
     dataset already opened for another system of the run is shared (read and checked once)."""
     config.adapter.check_keys()
+    batches = config.adapter.batching()
+    if batches is not None and config.budget.usd is not None and not batches.priced:
+        raise ConfigError(
+            f"budget.usd needs the price of a {config.system} batch, which oeb does not know: set "
+            "usd_per_mtok_in and usd_per_mtok_out (the provider's standard prices per million tokens)"
+        )
     key = (config.dataset, config.manifest)
     if key not in opened:
         opened[key] = open_dataset(config.dataset, config.manifest)
@@ -396,8 +441,14 @@ def _plan_resume(
     pending = dict(spilled.jobs) | dict(handles)  # those of documents recorded are stale: removed under the lock
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
+    asked = {row.doc_id for row in to_ask}
+    batches = tuple(
+        batch
+        for batch in (files.live(folder.url) if config.adapter.batching() else ())
+        if any(held["doc_id"] in asked for held in batch["documents"].values())
+    )
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
-                pending, cost, costs, spilled=spilled or None)  # fmt: skip
+                pending, cost, costs, batches, spilled=spilled or None)  # fmt: skip
 
 
 def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:

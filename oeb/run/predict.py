@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import _sigterm, storage
+from oeb.batch.sender import Sender
 from oeb.dataset import Dataset, Row
 from oeb.errors import BudgetReached, OebError, RunStopped, StorageOutage, StorageStopped
 from oeb.run import jobs
@@ -72,6 +73,7 @@ from oeb.systems import (
     predict_attempt,
     question_schema,
 )
+from oeb.systems.batches import Batches
 
 TOO_MANY_REQUESTS = 429
 _WAIT_SECONDS = 0.5
@@ -327,7 +329,7 @@ class Pool:
         from ray.exceptions import GetTimeoutError, RayActorError
 
         try:
-            keys = system_keys(self.config.adapter.keys, self.config.adapter.stand_ins)
+            keys = system_keys(self.config.adapter.key_names(), self.config.adapter.stand_ins)
             secrets = sealed({"keys": keys, "storage": storage.credentials()})
             _ray().get([actor.take_env.remote(worker_env(), secrets) for actor in actors], timeout=_START_SECONDS)
         except GetTimeoutError:
@@ -556,6 +558,13 @@ class SystemRun:
         """Whether the system has anything left to ask or collect."""
         return bool(self.queue or self.retries or self.in_flight)
 
+    def answered(self, progress: RunProgress) -> list[tuple[Row, dict[str, Any]]]:
+        """Records that came back outside the actors' calls (a batch system's), to save."""
+        return []
+
+    def saved(self, doc_id: str) -> None:
+        """The document's record is saved."""
+
     def may_start(self) -> bool:
         """Whether the budget lets one more fresh document start now; once it is reached for good,
         the documents never started are counted and dropped."""
@@ -623,6 +632,51 @@ class SystemRun:
                 "spent": None if spending is None else spending.spent}  # fmt: skip
 
 
+@dataclass
+class BatchRun(SystemRun):
+    """A system whose documents go as provider batches (`oeb.batch`): no actor asks anything; the
+    batches' sender works on a thread of this process, and the loop saves what it answered."""
+
+    sender: Sender | None = None
+
+    def busy(self) -> bool:
+        assert self.sender is not None
+        if self.sender.busy():
+            return True
+        self.stop = self.stop or self.sender.stop  # the sender has ended: how it ended is the system's
+        self.bug = self.bug or self.sender.bug
+        self.left = self.sender.left
+        return False
+
+    def fill(self, pending: dict[Any, Call]) -> None:
+        assert self.sender is not None
+        self.in_flight = self.sender.held
+        self.peak = max(self.peak, self.in_flight)
+
+    def wake(self) -> float:
+        return _WAIT_SECONDS
+
+    def answered(self, progress: RunProgress) -> list[tuple[Row, dict[str, Any]]]:
+        assert self.sender is not None
+        made, notes = self.sender.take()
+        for note in notes:
+            progress.note(self.job.label, note)
+        return made
+
+    def saved(self, doc_id: str) -> None:
+        assert self.sender is not None
+        self.sender.saved(doc_id)
+
+    def halt(self) -> None:
+        if self.sender is not None:
+            self.sender.halt()
+        self.halted = True
+
+    def stats(self) -> dict[str, Any]:
+        assert self.sender is not None
+        return super().stats() | {"batches": self.sender.stats()}
+
+
 @dataclass(frozen=True)
 class Call:
     """A call in flight: its system, document, actor slot and actor, and the attempts before it."""
@@ -679,6 +733,8 @@ def predict_jobs(
         ) from None
     finally:
         for run in runs:
+            if isinstance(run, BatchRun):  # its batches in flight stay written down, for a resume
+                run.halt()
             run.pool.stop()
     bug = next((run.bug for run in runs if run.bug is not None), None)
     if bug is not None:
@@ -691,6 +747,9 @@ def _start(calls: Calls, job: Job, started: list[SystemRun]) -> SystemRun:
     before on the same dataset."""
     shared = next((run.pool.dataset for run in started if run.job.dataset is job.dataset and run.pool.actors), None)
     url = job.folder.url
+    batches = job.config.adapter.batching()
+    if batches is not None:
+        return _batch_run(job, batches)
     pool = calls.pool(job.config, job.dataset, shared, url) if job.rows else Pool(job.config, None, url)
     schedule = StartSchedule(job.config.ray.requests_per_second)
     run = SystemRun(
@@ -700,6 +759,20 @@ def _start(calls: Calls, job: Job, started: list[SystemRun]) -> SystemRun:
         if row.doc_id in job.collect:
             run.retries.add(row, job.collect[row.doc_id])
             run.handles.add(row.doc_id)
+    return run
+
+
+def _batch_run(job: Job, batches: Batches) -> BatchRun:
+    """A batch system's run: its sender started on the documents to ask (and the batches in flight)."""
+    adapter, spending = job.config.adapter, job.spending
+    budget = None if spending is None else spending.limit.usd
+    spent = 0.0 if spending is None else spending.recorded["usd"]
+    poll = (getattr(adapter, "poll_interval", 30.0), getattr(adapter, "poll_max", 300.0))
+    sender = Sender(adapter, batches, job.dataset, job.rows, job.folder.url, timeout=job.config.timeout,
+                    budget_usd=budget, spent_usd=spent, poll=poll)  # fmt: skip
+    run = BatchRun(job, Pool(job.config, None, job.folder.url), StartSchedule(None), deque(), len(job.rows),
+                   sender=sender)  # fmt: skip
+    sender.start()
     return run
 
 
@@ -785,6 +858,8 @@ def _loop(
         while any(run.busy() or run.saving for run in runs):
             for run in runs:
                 run.fill(pending)
+                for row, record in run.answered(progress):
+                    _save(run, row, record, progress, saver)
                 progress.in_flight(run.job.label, min(run.in_flight, run.limit))
                 _show_pace(run, progress)
             wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
@@ -878,6 +953,7 @@ def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgres
 def _saved(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:
     """A document whose record is saved: count it, show it, grade it."""
     run.done += 1
+    run.saved(row.doc_id)
     progress.saved(run.job.label, row.doc_id, record)
     if on_saved is not None:
         on_saved(run.job, row.doc_id, record)

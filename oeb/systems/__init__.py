@@ -13,7 +13,17 @@ that schedules retries and collects jobs itself. Nothing here knows how or where
 """
 
 from oeb.errors import RunStopped
-from oeb.systems.asking import Asking, Retry, Submitted, predict, predict_attempt, question_identity, reread
+from oeb.systems.asking import (
+    Asking,
+    Retry,
+    Submitted,
+    predict,
+    predict_attempt,
+    question_identity,
+    reread,
+    settle,
+    stop_if_fatal,
+)
 from oeb.systems.base import Adapter, Call, Cost, Deadline, Price, Question, RetryPolicy
 from oeb.systems.errors import (
     TRANSIENT_STATUSES,
@@ -71,4 +81,6 @@ __all__ = [
     "question_identity",
     "question_schema",
     "reread",
+    "settle",
+    "stop_if_fatal",
 ]

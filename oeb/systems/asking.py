@@ -99,7 +99,7 @@ def _refusal(adapter: Adapter) -> ConnectionRefused:
     )
 
 
-def _stop(adapter: Adapter, error: SystemFailed) -> None:
+def stop_if_fatal(adapter: Adapter, error: SystemFailed) -> None:
     """Raise instead of recording when the run as a whole cannot go on."""
     if _refused(error):
         raise _refusal(adapter) from error
@@ -289,7 +289,7 @@ def _ask(adapter: Adapter, question: Question, deadline: Deadline, asking: Askin
         else:
             answer = adapter.call(question, deadline)
     except SystemFailed as failure:
-        _stop(adapter, failure)
+        stop_if_fatal(adapter, failure)
         cost = asking.cost + (failure.cost or Cost())
         reason = _lost(failure) if collecting else None
         if reason is not None and asking.resubmitted is None and not deadline.expired():
@@ -414,34 +414,68 @@ def predict_attempt(
         assert clean.handle is not None
         return Submitted(clean.handle, clean)
     answer, failure, asking = outcome
-    cost = asking.cost
     wall_s = deadline.elapsed()
+    if answer is not None and deadline.expired():
+        failure = SystemTimeout(
+            f"answered after {wall_s:.1f} s, past the {deadline.seconds:g}-second limit", job_id=answer.job_id
+        )
+    return _settled(adapter, question, asking, answer, failure, wall_s=wall_s, timeout=timeout)
+
+
+def settle(
+    adapter: Adapter,
+    question: Question,
+    asking: Asking,
+    answer: Call | SystemFailed,
+    *,
+    timeout: float,
+    batch_id: str | None,
+) -> dict[str, Any]:
+    """The record of a document answered in batch `batch_id` (`answer` its result, with the schema sent and
+    the batch price), read as `predict_attempt` reads an answer; its attempts and their cost are
+    `asking`'s plus this one. Raises `ReadCrashed` as `predict_attempt` does."""
+    asking = dataclasses.replace(asking, attempts=asking.attempts + 1, cost=asking.cost + (answer.cost or Cost()))
+    wall_s = time.time() - asking.started
+    called, failed = (answer, None) if isinstance(answer, Call) else (None, answer)
+    record = _settled(adapter, question, asking, called, failed, wall_s=wall_s, timeout=timeout)
+    if batch_id is not None:  # None: it never went into a batch (too large for one)
+        record["batch_id"] = batch_id
+    return record
+
+
+def _settled(
+    adapter: Adapter,
+    question: Question,
+    asking: Asking,
+    answer: Call | None,
+    failure: SystemFailed | None,
+    *,
+    wall_s: float,
+    timeout: float,
+) -> dict[str, Any]:
+    """The record of an attempt that ended: the answer read (unless a failure is already known),
+    every key redacted; `ReadCrashed` with the unread record when the reader crashes."""
+    secrets = adapter.secrets()
     output = None
-    made = functools.partial(_record, adapter, question, asking, cost=cost, wall_s=wall_s, timeout=timeout)
-    if answer is not None:
-        if deadline.expired():
-            failure = SystemTimeout(
-                f"answered after {wall_s:.1f} s, past the {deadline.seconds:g}-second limit",
-                job_id=answer.job_id,
-            )
-        else:
-            try:
-                output = adapter.read(answer.raw)
-            except SystemFailed as unreadable:
-                failure = Unreadable(unreadable.message)
-                failure.__cause__ = unreadable
-            except Exception as bug:
-                record = made(answer, None, None)
-                record["unread"] = True
-                bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
-                message = _redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
-                raise ReadCrashed(
-                    f"{adapter.label} could not read its answer for {question.document.name} "
-                    f"({message}); the answer is kept and will be read again on resume",
-                    _redact(record, secrets),
-                ) from bug
-            if not is_plain(output):
-                raise TypeError(f"{type(adapter).__name__}.read returned something that is not plain JSON")
+    made = functools.partial(_record, adapter, question, asking, cost=asking.cost, wall_s=wall_s, timeout=timeout)
+    if answer is not None and failure is None:
+        try:
+            output = adapter.read(answer.raw)
+        except SystemFailed as unreadable:
+            failure = Unreadable(unreadable.message)
+            failure.__cause__ = unreadable
+        except Exception as bug:
+            record = made(answer, None, None)
+            record["unread"] = True
+            bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
+            message = _redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
+            raise ReadCrashed(
+                f"{adapter.label} could not read its answer for {question.document.name} "
+                f"({message}); the answer is kept and will be read again on resume",
+                _redact(record, secrets),
+            ) from bug
+        if not is_plain(output):
+            raise TypeError(f"{type(adapter).__name__}.read returned something that is not plain JSON")
     record = made(answer, failure, output)
     return cast(dict[str, Any], _redact(record, secrets))
 

@@ -17,11 +17,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 from oeb.systems import _options
 from oeb.systems._reading import dig, extraction, number
 from oeb.systems.errors import DialectError, MissingKey, OptionError, SystemFailed, SystemTimeout
+
+if TYPE_CHECKING:
+    from oeb.systems.batches import Batches
 
 
 class Question(NamedTuple):
@@ -233,6 +236,8 @@ class Adapter:
     uploads_first: ClassVar[bool] = False
     """True for a job vendor whose `submit` makes free requests before the job's (an upload, a
     lookup) and calls `deadline.start()` between them, so they overlap the wait for a slot."""
+    key_notes: ClassVar[tuple[str, ...]] = ()
+    """Other key variables some option values need instead of `keys` (`oeb systems` shows them)."""
     uses_gold: ClassVar[bool] = False
     """True for a system that simulates answers from the gold: the engine then fills `Question.gold`."""
 
@@ -269,9 +274,13 @@ class Adapter:
                 return os.environ[candidate]
         raise MissingKey(f"{self.label} needs the environment variable {variable}: export it and run again")
 
+    def key_names(self) -> tuple[str, ...]:
+        """The key variables these options need (`keys`, unless an option picks another service)."""
+        return type(self).keys
+
     def missing_keys(self) -> list[str]:
-        """Which of `keys` are unset (a stand-in variable counts as set)."""
-        return [v for v in self.keys if not any(os.environ.get(n) for n in (v, self.stand_ins.get(v)) if n)]
+        """Which of `key_names` are unset (a stand-in variable counts as set)."""
+        return [v for v in self.key_names() if not any(os.environ.get(n) for n in (v, self.stand_ins.get(v)) if n)]
 
     def check_keys(self) -> None:
         """Refuse before any call when a key variable is unset."""
@@ -280,7 +289,7 @@ class Adapter:
 
     def secrets(self) -> list[str]:
         """Values of this system's key variables, so they can be redacted from anything it returns."""
-        names = [*self.keys, *(self.stand_ins.get(k) for k in self.keys)]
+        names = [*self.key_names(), *(self.stand_ins.get(k) for k in self.key_names())]
         return [os.environ[n] for n in names if n and os.environ.get(n)]
 
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -290,6 +299,11 @@ class Adapter:
     def published_price(self) -> Price | None:
         """The price to estimate with: the class's `price`, unless the options set one (mock's `usd`)."""
         return type(self).price
+
+    def batching(self) -> Batches | None:
+        """The system's batch endpoint when its options ask for batches (the engine then sends its
+        documents in batches, `oeb.batch`), else None: one request per document."""
+        return None
 
     def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         """Do every request for one attempt within `deadline`; return the answer as received or raise

@@ -161,3 +161,12 @@ class OptionError(OebError, ValueError):
 
 class PluginError(OebError):
     """An installed `oeb.systems` plugin cannot be used (import failure, bad class, name clash)."""
+
+
+class Unusable(SystemFailed):
+    """An LLM's answer worth asking again for (no answer, not JSON, not a non-empty object): in a
+    batch, its document is sent again in a later batch."""
+
+    @property
+    def transient(self) -> bool:
+        return True

@@ -11,6 +11,7 @@ import yaml
 
 from oeb import cli
 from oeb.dataset import SAMPLE_DATASET
+from oeb.run.config import init_text
 from systems.conftest import PDF
 from systems.fake_vendor import FakeVendor, Reply
 
@@ -53,6 +54,12 @@ def test_systems_shows_options_defaults_and_the_key(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert "max_output_tokens" in out and "None" in out and "\nmodel " not in out
     assert "export OPENROUTER_API_KEY" in out and "OPENAI_API_KEY" in out
+    assert "choices: openrouter, openai, anthropic, google" in out and "ANTHROPIC_API_KEY" in out
+    options = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:11]}
+    assert {k: options[k] for k in ("batch", "batch_discount", "poll_max", "usd_per_mtok_in")} == {
+        "batch": "False", "batch_discount": "0.5", "poll_max": "300.0", "usd_per_mtok_in": "None"}  # fmt: skip
+    written = init_text("anthropic/claude-opus-5")  # what oeb init prints
+    assert "provider: openrouter" in written and "batch: false" in written and "poll_max: 300.0" in written
     cli.main(["systems", "datalab"])
     assert "'balanced'" in capsys.readouterr().out
 
