@@ -206,3 +206,60 @@ def _cached_snapshot(address: HubAddress, reason: str) -> HubSnapshot:
         )
     files = frozenset(path.relative_to(snapshot).as_posix() for path in snapshot.rglob("*") if path.is_file())
     return HubSnapshot(address, commit, files, cached_only=True)
+
+
+_LOCATION = re.compile(
+    r"hf://datasets/(?P<repo_id>[^/@\s]+/[^/@\s]+)(?:@(?P<before>[^/@\s]+))?(?:/(?P<path>[^@]*?))?/?(?:@(?P<after>[^/@\s]+))?/?"
+)
+
+
+@dataclass(frozen=True)
+class HubLocation:
+    """A folder in a Hub dataset repo: `hf://datasets/<org>/<name>[/<path>][@<revision>]` (the revision
+    may also come right after the name, as huggingface_hub's file system writes it)."""
+
+    repo_id: str
+    path: str
+    revision: str | None
+
+    def url(self, revision: str | None = None) -> str:
+        """The folder's URL in the form fsspec's `HfFileSystem` reads, at `revision` (else its own)."""
+        at = revision or self.revision
+        return f"hf://datasets/{self.repo_id}{'@' + at if at else ''}{'/' + self.path if self.path else ''}"
+
+
+def parse_location(url: str) -> HubLocation:
+    """The repo, folder and revision an `hf://datasets/...` URL names, or a `HubError`."""
+    match = _LOCATION.fullmatch(url.strip())
+    if match is None or (match["before"] and match["after"]):
+        raise HubError(
+            f"{url} does not name a folder of a Hugging Face dataset; use hf://datasets/ORG/NAME[/PATH][@REVISION]"
+        )
+    return HubLocation(match["repo_id"], (match["path"] or "").strip("/"), match["before"] or match["after"])
+
+
+def api() -> HfApi:
+    """huggingface_hub's client for the endpoint in the environment now (`HF_ENDPOINT`)."""
+    return HfApi(endpoint=_endpoint())
+
+
+def commit_of(location: HubLocation) -> str:
+    """The commit the location's revision names now (`main` when none): reading at it reads one commit."""
+    try:
+        info = api().dataset_info(location.repo_id, revision=location.revision)
+    except RepositoryNotFoundError as error:
+        raise StorageNotFoundError(
+            f"the Hub ({_endpoint()}) shows no dataset {location.repo_id}: check the name, "
+            "or set HF_TOKEN for a private one"
+        ) from error
+    except RevisionNotFoundError as error:
+        raise StorageNotFoundError(
+            f"hf://datasets/{location.repo_id} has no revision {location.revision!r}; give a branch, tag or commit"
+        ) from error
+    except _NETWORK_ERRORS as error:
+        raise HubError(
+            f"cannot reach the Hub at {_endpoint()} ({type(error).__name__}: {error}); "
+            "check the network and HF_ENDPOINT"
+        ) from error
+    assert info.sha is not None
+    return info.sha

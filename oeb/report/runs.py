@@ -3,8 +3,9 @@ documents' paths and page counts (documents.json), the grading's provenance, det
 
 A folder `oeb run` made has settings.json; a brought folder (predictions of one's own graded with
 `oeb grade mine/ --dataset D`) has none: it is labelled by its folder name and names its dataset in
-summary.json's `provenance`. Reads only the folder (local or `s3://`, through `oeb.storage`), so a
-report can be made on any machine that can read the folders, without the dataset.
+summary.json's `provenance`. Reads only the folder (local, `s3://` or a published `hf://` folder,
+through `oeb.storage`), so a report can be made on any machine that can read the folders, without the
+dataset. An `hf://` folder is read at the commit its revision names when it is opened.
 """
 
 from __future__ import annotations
@@ -135,8 +136,9 @@ def _provenance(url: str) -> dict[str, Any]:
 
 
 def load_run(url: str) -> Run:
-    """A graded run folder or graded brought folder; a one-line `ReportError` when it is neither."""
-    url = url.rstrip("/")
+    """A graded run folder or graded brought folder; a one-line `ReportError` when it is neither. An
+    `hf://` folder is pinned to one commit first, so a push meanwhile cannot mix two versions."""
+    url = storage.pinned(url.rstrip("/"))
     scores = storage.join(url, _RESULTS, "scores.jsonl")
     try:
         lines = _read(scores)
@@ -224,11 +226,15 @@ def check_scorers(runs: list[Run]) -> None:
             )
 
 
-def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
-    """Graded runs that can share one table, each labelled by its system setting."""
-    runs = [load_run(url) for url in urls]
+def labelled(runs: list[Run], distinct: bool = True) -> list[Run]:
+    """Runs checked to share one table (`check_comparable`), each labelled by its system setting."""
     check_comparable(runs, distinct)
     return [replace(run, label=label) for run, label in zip(runs, _labels(runs), strict=True)]
+
+
+def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
+    """Graded runs that can share one table, each labelled by its system setting."""
+    return labelled([load_run(url) for url in urls], distinct)
 
 
 def details(run: Run, doc_id: str) -> list[dict[str, Any]]:
