@@ -74,13 +74,13 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE)
 
 
+def _true(value: str) -> bool:
+    """A boolean variable as huggingface_hub reads one."""
+    return value.upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def _offline() -> bool:
-    return constants.is_offline_mode() or os.environ.get("HF_HUB_OFFLINE", "").upper() in {
-        "1",
-        "ON",
-        "YES",
-        "TRUE",
-    }
+    return constants.is_offline_mode() or _true(os.environ.get("HF_HUB_OFFLINE", ""))
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,10 @@ def parse_location(url: str) -> HubLocation:
 
 
 def api() -> HfApi:
-    """huggingface_hub's client for the endpoint in the environment now (`HF_ENDPOINT`)."""
+    """huggingface_hub's client for the endpoint in the environment now (`HF_ENDPOINT`). Its choice
+    of upload protocol follows `HF_HUB_DISABLE_XET` as set now too: huggingface_hub reads that
+    variable once, at import, and keeps it in its `constants`."""
+    constants.HF_HUB_DISABLE_XET = _true(os.environ.get("HF_HUB_DISABLE_XET", ""))
     return HfApi(endpoint=_endpoint())
 
 
