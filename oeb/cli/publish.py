@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     where = f"in commit {done.made}" if dest.startswith("hf://") else f"to {done.made}"
     print(
         f"oeb publish: {len(done.written)} files written {where} ({done.unchanged} unchanged); "
-        f"{len(done.rows)} rows in {done.destination}/README.md"
+        f"{len(done.rows)} row{'s' if len(done.rows) != 1 else ''} in {done.destination}/README.md"
     )
     for row in done.rows:
         print(f"  {row['system']}: headline {100 * row['headline']:.2f}  {done.destination}/{row['folder']}")

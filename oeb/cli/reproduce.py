@@ -79,10 +79,7 @@ def run(args: argparse.Namespace) -> int:
         f"{differ} documents differ"
     )
     within = f" or lies within ±{100 * done.margin:.2f}" if done.margin is not None else ""
-    if done.holds:
-        print(f"reproduced: the 95% interval holds 0{within}")
-        return 0
-    if moved:
+    if not done.holds and moved:
         print("documents that moved most (accuracy published -> reproduced):")
         for doc in done.moved():
             before, after = doc["accuracy"]
@@ -91,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     print("what differs in provenance and settings:" if done.differences else "provenance and settings: the same")
     for line in done.differences:
         print(f"  {line}")
+    if done.holds:
+        print(f"reproduced: the 95% interval holds 0{within}")
+        return 0
     raise NotReproduced(
         f"not reproduced: accuracy {_points(paired['mean_diff'])} points, 95% interval {_points(low)} to "
         f"{_points(high)}, which excludes 0{within.replace(' or lies', ' and does not lie')}; "

@@ -51,7 +51,7 @@ def open_destination(url: str) -> Destination:
             return HubDestination.open(url)
         except StorageNotFoundError as error:
             raise PublishError(
-                f"{error}; create the dataset first (hf repo create ORG/NAME --repo-type dataset), then publish"
+                f"{error}; create the dataset first (hf repos create ORG/NAME --repo-type dataset), then publish"
             ) from error
     if url.split("://", 1)[0] in ("http", "https"):
         raise PublishError(f"{url}: oeb publishes to hf://datasets/ORG/NAME[/PATH] or a writable URL such as s3://")
