@@ -40,10 +40,10 @@ def folder_name(run: Run) -> str:
 
 def results(board: dict[str, Any], runs: list[Run]) -> dict[str, Any]:
     """results.json: the leaderboard's numbers, each row with its folder and setting (no local URL)."""
-    by_name = {run.name: run for run in runs}
+    by_url = {run.url: run for run in runs}
     rows = []
     for row in board["rows"]:
-        run = by_name[row["run"]]
+        run = by_url[row["url"]]
         kept = {key: value for key, value in row.items() if key != "url"}
         rows.append({"folder": folder_name(run), "setting": setting(run), **kept})
     return {

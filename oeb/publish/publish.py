@@ -81,6 +81,14 @@ def _earlier(destination: Destination) -> list[dict[str, Any]]:
 def publish(urls: Sequence[str], dest: str, *, records: bool = True, message: str | None = None) -> Published:
     """Publish the graded runs at `urls` to `dest` (see the module's docstring)."""
     runs = [load_run(url) for url in urls]
+    for run in runs:
+        dataset = run.named("dataset")
+        if isinstance(dataset, str) and storage.is_local(dataset):
+            raise PublishError(
+                f"{run.url} was run on the local dataset {dataset}, which nobody else can read or reproduce; "
+                "put the dataset on the Hub (hf upload ORG/NAME FOLDER --repo-type dataset), run on its "
+                "hf:// address, and publish that run"
+            )
     names = [folder_name(run) for run in runs]
     if len(set(names)) < len(names):
         twice = next(name for name in names if names.count(name) > 1)

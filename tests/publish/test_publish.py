@@ -21,6 +21,7 @@ from oeb import storage
 from oeb._hub import parse_location
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
+from oeb.publish.reproduce import holds
 from oeb.report import compare, leaderboard, load_runs
 
 DAMAGED = 6
@@ -96,6 +97,8 @@ def test_two_runs_are_published_in_one_commit_and_read_back(runs, fake_hub, caps
     paired = _json(capsys, "compare", *published, "--format", "json")["paired"]
     a, b = load_runs([runs["seed0"], runs["seed1"]])
     assert paired == compare(a, b)["paired"]
+    findings = _json(capsys, "audit", *published, "--min-agree", "2", "--format", "json")
+    assert findings["runs"] == ["mock (seed=0)", "mock (seed=1)"] and findings["dataset"] == local["dataset"]
     pinned = f"{published[0]}@{fake_hub.commit(repo_id)}"  # a revision after the folder, as DEST takes it
     seed0 = next(row for row in local["rows"] if row["run"] == _name(runs["seed0"]))
     assert _json(capsys, "report", pinned, "--format", "json")["rows"][0]["headline"] == seed0["headline"]
@@ -233,3 +236,27 @@ def test_a_damaged_published_run_does_not_reproduce_and_names_what_moved(on_hub,
     # its answers graded again give its published scores: the grading itself holds
     assert main(["reproduce", on_hub["damaged"], "--out", str(tmp_path), "--reuse"]) == 0
     assert "graded again from its answers" in capsys.readouterr().out
+
+
+def test_a_run_on_a_local_dataset_is_refused(runs, tmp_path, capsys) -> None:
+    def local(copy: Path) -> None:
+        settings = json.loads((copy / "settings.json").read_text())
+        (copy / "settings.json").write_text(json.dumps(settings | {"dataset": str(tmp_path / "data")}))
+
+    assert main(["publish", _planted(runs, tmp_path, local), str(tmp_path / "dest")]) == 1
+    assert f"was run on the local dataset {tmp_path / 'data'}" in capsys.readouterr().err
+    assert not (tmp_path / "dest").exists()
+
+
+@pytest.mark.parametrize(
+    ("ci", "margin", "expected"),
+    [
+        ((-0.02, 0.01), None, True),
+        ((0.0, 0.0), None, True),
+        ((0.001, 0.004), None, False),
+        ((0.001, 0.004), 0.005, True),
+        ((-0.03, -0.001), 0.01, False),
+    ],
+)
+def test_the_rule_of_a_reproduction(ci: tuple[float, float], margin: float | None, expected: bool) -> None:
+    assert holds({"ci95": list(ci)}, margin) is expected
