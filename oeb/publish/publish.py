@@ -63,11 +63,17 @@ def _files_of(run: Run, records: bool) -> dict[str, bytes]:
 
 
 def _earlier(destination: Destination) -> list[dict[str, Any]]:
-    """The rows results.json at DEST lists (none when nothing was published there)."""
+    """The rows results.json at DEST lists (none when nothing was published there). A README.md
+    without results.json beside it is someone's own card (a dataset's): it is never overwritten."""
     url = destination.location(RESULTS)
     try:
         table = storage.read_json(url)
     except StorageNotFoundError:
+        if storage.exists(destination.location(CARD)):
+            raise PublishError(
+                f"{destination.address} has a README.md that oeb publish did not write (no results.json beside "
+                "it); publish to a folder of its own, DEST/PATH, so that card is kept"
+            ) from None
         return []
     rows = table.get("rows") if isinstance(table, dict) else None
     if not isinstance(rows, list) or not all(

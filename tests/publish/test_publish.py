@@ -22,6 +22,7 @@ from oeb._hub import parse_location
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
 from oeb.publish.reproduce import holds
+from oeb.publish.scan import Scanner
 from oeb.report import compare, leaderboard, load_runs
 
 DAMAGED = 6
@@ -61,6 +62,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_two_runs_are_published_in_one_commit_and_read_back(runs, fake_hub, capsys) -> None:
     repo_id = _repo(fake_hub)
     dest = f"hf://datasets/{repo_id}"
@@ -118,6 +120,7 @@ def test_two_runs_are_published_in_one_commit_and_read_back(runs, fake_hub, caps
     assert len(fake_hub.commits) == before + 2
 
 
+@pytest.mark.slow
 def test_runs_are_published_to_s3_as_to_the_hub(runs, s3_env, capsys) -> None:
     dest = f"s3://{S3_BUCKET}/{uuid.uuid4().hex}/bench"
     assert main(["publish", runs["seed1"], dest, "--no-records"]) == 0
@@ -149,6 +152,7 @@ def _in_record(text: str) -> Callable[[Path], None]:
     return plant
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "found"),
     [
@@ -175,6 +179,7 @@ def test_a_secret_or_local_path_is_refused_before_any_upload(
     assert main(["publish", folder, f"hf://datasets/{repo_id}", "--no-records"]) == 0
 
 
+@pytest.mark.slow
 def test_the_run_folder_path_is_a_local_path(runs, tmp_path, capsys) -> None:
     folder = _planted(
         runs, tmp_path, lambda copy: (copy / "predictions" / "note.json").write_text(json.dumps(str(copy)))
@@ -184,9 +189,22 @@ def test_the_run_folder_path_is_a_local_path(runs, tmp_path, capsys) -> None:
     assert not (tmp_path / "dest").exists()
 
 
+@pytest.mark.slow
 def test_a_missing_hub_dataset_is_refused_with_the_way_to_create_it(runs, fake_hub, capsys) -> None:
     assert main(["publish", runs["seed1"], "hf://datasets/acme/never-made"]) == 1
     assert "create the dataset first" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_card_oeb_did_not_write_is_never_overwritten(runs, fake_hub, capsys) -> None:
+    repo_id = _repo(fake_hub)
+    (fake_hub.repo(repo_id) / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n# The dataset's own card\n")
+    assert main(["publish", runs["seed1"], f"hf://datasets/{repo_id}"]) == 1
+    assert "has a README.md that oeb publish did not write" in capsys.readouterr().err
+    assert main(["publish", runs["seed1"], f"hf://datasets/{repo_id}/results"]) == 0
+    files = fake_hub.files(repo_id)
+    assert files["README.md"].startswith(b"---\nlicense") and "results/README.md" in files
+    assert f"results/{_name(runs['seed1'])}/settings.json" in files
 
 
 @pytest.mark.parametrize(
@@ -216,6 +234,7 @@ def on_hub(runs, fake_hub) -> dict[str, str]:
     return published
 
 
+@pytest.mark.slow
 def test_a_published_mock_run_reproduces(on_hub, tmp_path, capsys) -> None:
     assert main(["reproduce", on_hub["seed0"], "--out", str(tmp_path), "-y"]) == 0
     out = capsys.readouterr().out
@@ -226,6 +245,7 @@ def test_a_published_mock_run_reproduces(on_hub, tmp_path, capsys) -> None:
     assert "paired over 3 documents" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_damaged_published_run_does_not_reproduce_and_names_what_moved(on_hub, runs, tmp_path, capsys) -> None:
     assert main(["reproduce", on_hub["damaged"], "--out", str(tmp_path), "-y"]) == 3
     captured = capsys.readouterr()
@@ -238,6 +258,7 @@ def test_a_damaged_published_run_does_not_reproduce_and_names_what_moved(on_hub,
     assert "graded again from its answers" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_run_on_a_local_dataset_is_refused(runs, tmp_path, capsys) -> None:
     def local(copy: Path) -> None:
         settings = json.loads((copy / "settings.json").read_text())
@@ -260,3 +281,21 @@ def test_a_run_on_a_local_dataset_is_refused(runs, tmp_path, capsys) -> None:
 )
 def test_the_rule_of_a_reproduction(ci: tuple[float, float], margin: float | None, expected: bool) -> None:
     assert holds({"ci95": list(ci)}, margin) is expected
+
+
+def test_the_scan_reads_parquet_values_and_tells_folders_apart(monkeypatch, tmp_path) -> None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("REDUCTO_API_KEY", "rk-live-" + "7" * 24)
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"pred_raw": ["fine", "rk-live-" + "7" * 24] * 50}), buffer, compression="zstd")
+    scanner = Scanner.for_folders([str(tmp_path / "run")])
+    assert scanner.problem("run/field_matching/verdicts.parquet", buffer.getvalue()) == "the value of REDUCTO_API_KEY"
+    assert scanner.problem("run/settings.json", b'{"system": "reducto"}') is None
+    assert scanner.problem("run/x.json", json.dumps(str(tmp_path / "run" / "gold.json")).encode()) == (
+        f"the local path {tmp_path / 'run'} (the run's local folder)"
+    )
+    assert scanner.problem("run/x.json", json.dumps(str(tmp_path / "running")).encode()) is None  # another folder
