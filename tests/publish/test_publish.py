@@ -201,9 +201,12 @@ def test_a_card_oeb_did_not_write_is_never_overwritten(runs, fake_hub, capsys) -
     (fake_hub.repo(repo_id) / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n# The dataset's own card\n")
     assert main(["publish", runs["seed1"], f"hf://datasets/{repo_id}"]) == 1
     assert "has a README.md that oeb publish did not write" in capsys.readouterr().err
-    assert main(["publish", runs["seed1"], f"hf://datasets/{repo_id}/results"]) == 0
+    assert main(["publish", runs["seed1"], f"hf://datasets/{repo_id}/results@main"]) == 0  # a folder, on a branch
     files = fake_hub.files(repo_id)
     assert files["README.md"].startswith(b"---\nlicense") and "results/README.md" in files
+    assert (
+        f"oeb report hf://datasets/{repo_id}@main/results/{_name(runs['seed1'])}" in files["results/README.md"].decode()
+    )
     assert f"results/{_name(runs['seed1'])}/settings.json" in files
 
 
