@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     how = "graded again from its answers" if done.reused else "run again"
     print(f"published:  {done.published.url} ({a['system']}), headline {100 * a['headline']:.2f}")
     print(f"reproduced: {done.reproduced.url} ({how}), headline {100 * b['headline']:.2f}")
-    moved = [doc for block in done.comparison["per_suite"].values() for doc in block["top"] if doc["delta"]]
+    moved = done.moved(None)
     differ = sum(block["differ"] for block in done.comparison["per_suite"].values())
     print(
         f"paired over {paired['documents']} documents: accuracy {_points(paired['mean_diff'])} points "
@@ -81,10 +81,13 @@ def run(args: argparse.Namespace) -> int:
     within = f" or lies within ±{100 * done.margin:.2f}" if done.margin is not None else ""
     if not done.holds and moved:
         print("documents that moved most (accuracy published -> reproduced):")
-        for doc in done.moved():
+        shown = done.moved()
+        for doc in shown:
             before, after = doc["accuracy"]
             shifts = "".join(f"; {kind} {count:+d}" for kind, count in doc["moved"].items())
             print(f"  {doc['id']}: {100 * before:.2f} -> {100 * after:.2f} ({_points(doc['delta'])}){shifts}")
+        if len(moved) > len(shown):
+            print(f"  ... and {len(moved) - len(shown)} more (the new run folder holds every score)")
     print("what differs in provenance and settings:" if done.differences else "provenance and settings: the same")
     for line in done.differences:
         print(f"  {line}")
@@ -94,5 +97,5 @@ def run(args: argparse.Namespace) -> int:
     raise NotReproduced(
         f"not reproduced: accuracy {_points(paired['mean_diff'])} points, 95% interval {_points(low)} to "
         f"{_points(high)}, which excludes 0{within.replace(' or lies', ' and does not lie')}; "
-        f"{len(done.moved(10**9))} documents moved"
+        f"{len(moved)} documents moved"
     )

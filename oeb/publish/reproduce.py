@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from oeb.run.engine import Plans
 
 TOP = 10
-"""Documents listed as the ones that moved most."""
+"""Documents shown as the ones that moved most."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ class Reproduction:
     differences: list[str]
     reused: bool
 
-    def moved(self, top: int = TOP) -> list[dict[str, Any]]:
-        """The documents whose accuracy changed most, largest change first."""
+    def moved(self, top: int | None = TOP) -> list[dict[str, Any]]:
+        """The documents whose accuracy changed, largest change first (the first `top`; None: all)."""
         docs = [doc for block in self.comparison["per_suite"].values() for doc in block["top"] if doc["delta"]]
         return sorted(docs, key=lambda doc: (-abs(doc["delta"]), doc["id"]))[:top]
 
@@ -181,7 +181,7 @@ def reproduce(
     reproduced = dataclasses.replace(load_run(folder), label=published.label)
     ids = set(reproduced.doc_ids)
     same = dataclasses.replace(published, lines=[line for line in published.lines if line["id"] in ids])
-    comparison = compare(same, reproduced, top=TOP)
+    comparison = compare(same, reproduced, top=max(len(ids), 1))  # every document: `moved` ranks them all
     if comparison["paired"]["ci95"] is None:
         raise ReportError(f"{published.url} and {folder} share no document to compare; check --rows.limit and --set")
     return Reproduction(
