@@ -5,6 +5,9 @@ Files come through huggingface_hub's own cache, one file at a time, and only tho
 cached file is used with no request at all. The endpoint, cache folder and offline switch are
 read from the environment at call time (`HF_ENDPOINT`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`), not
 when huggingface_hub was imported, so a process can point at another hub without restarting.
+
+Folders inside a dataset repo (`hf://datasets/<org>/<name>/<path>`, where published runs live) are
+named by `HubLocation`; `commit_of` pins one to a commit, so a report reads one version of it.
 """
 
 from __future__ import annotations
@@ -158,7 +161,7 @@ def pin(address: HubAddress) -> HubSnapshot:
     if _offline():
         return _cached_snapshot(address, "offline mode is on (HF_HUB_OFFLINE)")
     try:
-        info = HfApi(endpoint=_endpoint()).dataset_info(address.repo_id, revision=address.revision)
+        info = api().dataset_info(address.repo_id, revision=address.revision)
     except RepositoryNotFoundError as error:
         raise DatasetNotFoundError(
             f"the Hub ({_endpoint()}) shows no dataset {address.repo_id}: it does not exist, or it is "
