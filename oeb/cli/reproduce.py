@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
 from typing import Any
 
+from oeb.cli._output import print_json
 from oeb.cli._runs import add_set
 from oeb.cli.report import fraction
 from oeb.cli.run import DEFAULT_OUT
@@ -40,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--reuse", action="store_true", help="ask nothing: grade the published answers again (checks grading only)"
     )
     parser.add_argument("-y", "--yes", action="store_true", help="go ahead without showing the plan or asking")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON on stdout (reproduced, the paired analysis, what moved and differs)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -67,32 +75,36 @@ def run(args: argparse.Namespace) -> int:
     )
     paired = done.comparison["paired"]
     low, high = paired["ci95"]
+    if args.json:
+        print_json(done.summary())
+        sys.stdout.flush()
+    say = functools.partial(print, file=sys.stderr if args.json else sys.stdout)
     a, b = done.comparison["a"], done.comparison["b"]
     how = "graded again from its answers" if done.reused else "run again"
-    print(f"published:  {done.published.url} ({a['system']}), headline {100 * a['headline']:.2f}")
-    print(f"reproduced: {done.reproduced.url} ({how}), headline {100 * b['headline']:.2f}")
+    say(f"published:  {done.published.url} ({a['system']}), headline {100 * a['headline']:.2f}")
+    say(f"reproduced: {done.reproduced.url} ({how}), headline {100 * b['headline']:.2f}")
     moved = done.moved(None)
     differ = sum(block["differ"] for block in done.comparison["per_suite"].values())
-    print(
+    say(
         f"paired over {paired['documents']} documents: accuracy {_points(paired['mean_diff'])} points "
         f"(reproduced - published), 95% interval {_points(low)} to {_points(high)}, p {paired['p_value']:.3g}; "
         f"{differ} documents differ"
     )
     within = f" or lies within ±{100 * done.margin:.2f}" if done.margin is not None else ""
     if not done.holds and moved:
-        print("documents that moved most (accuracy published -> reproduced):")
+        say("documents that moved most (accuracy published -> reproduced):")
         shown = done.moved()
         for doc in shown:
             before, after = doc["accuracy"]
             shifts = "".join(f"; {kind} {count:+d}" for kind, count in doc["moved"].items())
-            print(f"  {doc['id']}: {100 * before:.2f} -> {100 * after:.2f} ({_points(doc['delta'])}){shifts}")
+            say(f"  {doc['id']}: {100 * before:.2f} -> {100 * after:.2f} ({_points(doc['delta'])}){shifts}")
         if len(moved) > len(shown):
-            print(f"  ... and {len(moved) - len(shown)} more (the new run folder holds every score)")
-    print("what differs in provenance and settings:" if done.differences else "provenance and settings: the same")
+            say(f"  ... and {len(moved) - len(shown)} more (the new run folder holds every score)")
+    say("what differs in provenance and settings:" if done.differences else "provenance and settings: the same")
     for line in done.differences:
-        print(f"  {line}")
+        say(f"  {line}")
     if done.holds:
-        print(f"reproduced: the 95% interval holds 0{within}")
+        say(f"reproduced: the 95% interval holds 0{within}")
         return 0
     raise NotReproduced(
         f"not reproduced: accuracy {_points(paired['mean_diff'])} points, 95% interval {_points(low)} to "

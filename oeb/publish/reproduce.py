@@ -43,6 +43,20 @@ class Reproduction:
     differences: list[str]
     reused: bool
 
+    def summary(self) -> dict[str, Any]:
+        """The outcome as JSON (`oeb reproduce --json`): whether it reproduced, the two folders, the paired
+        analysis (reproduced minus published), every document that moved, and what differs."""
+        return {
+            "reproduced": self.holds,
+            "margin": self.margin,
+            "reused": self.reused,
+            "published": {"url": self.published.url, "headline": self.comparison["a"]["headline"]},
+            "reproduction": {"url": self.reproduced.url, "headline": self.comparison["b"]["headline"]},
+            "paired": self.comparison["paired"],
+            "moved": [{key: doc[key] for key in ("id", "accuracy", "delta", "moved")} for doc in self.moved(None)],
+            "differences": self.differences,
+        }
+
     def moved(self, top: int | None = TOP) -> list[dict[str, Any]]:
         """The documents whose accuracy changed, largest change first (the first `top`; None: all)."""
         docs = [doc for block in self.comparison["per_suite"].values() for doc in block["top"] if doc["delta"]]

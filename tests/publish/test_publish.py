@@ -257,8 +257,11 @@ def test_a_damaged_published_run_does_not_reproduce_and_names_what_moved(on_hub,
     moved = captured.out.split("documents that moved most", 1)[1]
     assert all(f"  {doc_id}: " in moved for doc_id in damaged)
     # its answers graded again give its published scores: the grading itself holds
-    assert main(["reproduce", on_hub["damaged"], "--out", str(tmp_path), "--reuse"]) == 0
-    assert "graded again from its answers" in capsys.readouterr().out
+    assert main(["reproduce", on_hub["damaged"], "--out", str(tmp_path), "--reuse", "--json"]) == 0
+    captured = capsys.readouterr()
+    outcome = json.loads(captured.out)
+    assert outcome["reproduced"] and outcome["reused"] and outcome["moved"] == [] and outcome["differences"] == []
+    assert outcome["paired"]["ci95"] == [0.0, 0.0] and "graded again from its answers" in captured.err
 
 
 @pytest.mark.slow
