@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oeb import _json, storage
-from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
+from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run import pages
 from oeb.scoring import RESULTS
@@ -84,10 +84,27 @@ def _not_graded(url: str) -> ReportError:
         return ReportError(
             f"{url} is not graded (no {_RESULTS}/scores.jsonl); grade it first: oeb grade {url} --dataset DATASET"
         )
+    published = _published(url)
+    if published:
+        shown = " ".join(storage.join(url, folder) for folder in published[:2])
+        return ReportError(
+            f"{url} holds {len(published)} published run folders (its results.json lists them), not one run; "
+            f"give the folders: oeb report {shown}{' ...' if len(published) > 2 else ''}"
+        )
     return ReportError(
         f"{url} holds no graded run (no settings.json, predictions/ or {_RESULTS}/scores.jsonl); "
         "give a folder that `oeb run` or `oeb grade` graded"
     )
+
+
+def _published(url: str) -> list[str]:
+    """The run folders an `oeb publish` destination lists in its results.json ([] for any other folder)."""
+    try:
+        table = storage.read_json(storage.join(url, "results.json"))
+    except StorageError:
+        return []
+    rows = table.get("rows") if isinstance(table, dict) else None
+    return [row["folder"] for row in rows or () if isinstance(row, dict) and isinstance(row.get("folder"), str)]
 
 
 def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:

@@ -105,6 +105,9 @@ def test_two_runs_are_published_in_one_commit_and_read_back(runs, fake_hub, caps
     seed0 = next(row for row in local["rows"] if row["run"] == _name(runs["seed0"]))
     assert _json(capsys, "report", pinned, "--format", "json")["rows"][0]["headline"] == seed0["headline"]
 
+    assert main(["report", dest]) == 1  # the destination itself: its folders are named
+    assert "holds 2 published run folders" in capsys.readouterr().err
+
     assert main(["publish", runs["seed0"], runs["seed1"], dest]) == 0
     assert "nothing new" in capsys.readouterr().out
     assert len(fake_hub.commits) == before + 1 and fake_hub.files(repo_id) == files
