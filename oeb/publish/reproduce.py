@@ -154,7 +154,7 @@ def _rerun(
         confirm(engine.Plans((plan,)))
     outcome = engine.execute_all([plan])
     [ended] = outcome.ended
-    if ended.result is None and ended.error is not None:
+    if ended.error is not None:  # stopped, over budget, or nothing answered: no reproduction to compare
         raise ended.error
     return plan.folder.url
 
