@@ -249,6 +249,10 @@ def test_a_published_mock_run_reproduces(on_hub, tmp_path, capsys) -> None:
     assert json.loads((folder / "settings.json").read_text())["system"] == "mock"
     assert main(["reproduce", on_hub["seed0"], "--out", str(tmp_path), "-y", "--rows.limit", "3"]) == 0
     assert "paired over 3 documents" in capsys.readouterr().out
+    # a rerun that answers nothing is a broken set-up, not a score that moved
+    broken = ["--rows.limit", "2", "--set", "system.mock.malformed=1.0"]
+    assert main(["reproduce", on_hub["seed0"], "--out", str(tmp_path), "-y", *broken]) == 5
+    assert "not reproduced" not in capsys.readouterr().err
 
 
 @pytest.mark.slow
