@@ -20,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "takes that setting's row."
         ),
     )
-    parser.add_argument("paths", nargs="+", metavar="RUN... DEST", help="graded run folders, then the destination")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local, s3:// or hf://)")
+    parser.add_argument(
+        "dest", metavar="DEST", help="hf://datasets/ORG/NAME[/PATH][@REVISION], or a writable URL such as s3://"
+    )
     parser.add_argument(
         "--no-records",
         action="store_true",
@@ -32,13 +35,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Publish, then say what was written (or that nothing was new) and how to read it back."""
-    from oeb.errors import UsageError
     from oeb.publish import publish
 
-    if len(args.paths) < 2:
-        raise UsageError("give at least one graded run folder and the destination: oeb publish RUN... DEST")
-    *runs, dest = args.paths
-    done = publish(runs, dest, records=not args.no_records, message=args.message)
+    dest = args.dest
+    done = publish(args.runs, dest, records=not args.no_records, message=args.message)
     if done.made is None:
         print(f"oeb publish: nothing new at {done.destination} ({done.unchanged} files already there)")
         return 0

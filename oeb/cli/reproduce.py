@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Read the run's settings (local, s3:// or hf://), run the same system and options on the same dataset "
             "commit and documents in a new run folder, grade it with this oeb, and compare document by document: "
-            "reproduced (exit 0) when the 95%% interval of the difference holds 0 or lies within --margin, else "
+            "reproduced (exit 0) when the 95% interval of the difference holds 0 or lies within --margin, else "
             "the documents that moved most and what differs in provenance (exit 3). --reuse asks nothing: it "
             "grades the published answers again, at no cost."
         ),
