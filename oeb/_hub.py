@@ -7,6 +7,9 @@ Everything is fetched at the pinned commit, so a cached file is used with no req
 endpoint, cache folder and offline switch are read from the environment at call time
 (`HF_ENDPOINT`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`), not when huggingface_hub was imported, so a
 process can point at another hub without restarting.
+
+Folders inside a dataset repo (`hf://datasets/<org>/<name>/<path>`, where published runs live) are
+named by `HubLocation`; `commit_of` pins one to a commit, so a report reads one version of it.
 """
 
 from __future__ import annotations
@@ -77,13 +80,13 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE)
 
 
+def _true(value: str) -> bool:
+    """A boolean variable as huggingface_hub reads one."""
+    return value.upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def _offline() -> bool:
-    return constants.is_offline_mode() or os.environ.get("HF_HUB_OFFLINE", "").upper() in {
-        "1",
-        "ON",
-        "YES",
-        "TRUE",
-    }
+    return constants.is_offline_mode() or _true(os.environ.get("HF_HUB_OFFLINE", ""))
 
 
 @dataclass(frozen=True)
@@ -165,9 +168,9 @@ def pin(address: HubAddress) -> HubSnapshot:
     if _offline():
         return _cached_snapshot(address, "offline mode is on (HF_HUB_OFFLINE)")
     try:
-        api = HfApi(endpoint=_endpoint(), token=storage.hub_token())
+        client = api()
         info = _retry.call(
-            lambda: api.dataset_info(address.repo_id, revision=address.revision),
+            lambda: client.dataset_info(address.repo_id, revision=address.revision),
             "pin",
             address.url,
             answered_only=True,  # a Hub that cannot be reached: the cache answers
@@ -219,3 +222,66 @@ def _cached_snapshot(address: HubAddress, reason: str) -> HubSnapshot:
         )
     files = frozenset(path.relative_to(snapshot).as_posix() for path in snapshot.rglob("*") if path.is_file())
     return HubSnapshot(address, commit, files, cached_only=True)
+
+
+_LOCATION = re.compile(
+    r"hf://datasets/(?P<repo_id>[^/@\s]+/[^/@\s]+)(?:@(?P<before>[^/@\s]+))?(?:/(?P<path>[^@]*?))?/?(?:@(?P<after>[^/@\s]+))?/?"
+)
+
+
+@dataclass(frozen=True)
+class HubLocation:
+    """A folder in a Hub dataset repo: `hf://datasets/<org>/<name>[/<path>][@<revision>]` (the revision
+    may also come right after the name, as huggingface_hub's file system writes it)."""
+
+    repo_id: str
+    path: str
+    revision: str | None
+
+    def url(self, revision: str | None = None) -> str:
+        """The folder's URL in the form fsspec's `HfFileSystem` reads, at `revision` (else its own)."""
+        at = revision or self.revision
+        return f"hf://datasets/{self.repo_id}{'@' + at if at else ''}{'/' + self.path if self.path else ''}"
+
+
+def parse_location(url: str) -> HubLocation:
+    """The repo, folder and revision an `hf://datasets/...` URL names, or a `HubError`."""
+    match = _LOCATION.fullmatch(url.strip())
+    if match is None or (match["before"] and match["after"]):
+        raise HubError(
+            f"{url} does not name a folder of a Hugging Face dataset; use hf://datasets/ORG/NAME[/PATH][@REVISION]"
+        )
+    return HubLocation(match["repo_id"], (match["path"] or "").strip("/"), match["before"] or match["after"])
+
+
+def api() -> HfApi:
+    """huggingface_hub's client for the endpoint in the environment now (`HF_ENDPOINT`). Its choice
+    of upload protocol follows `HF_HUB_DISABLE_XET` as set now too: huggingface_hub reads that
+    variable once, at import, and keeps it in its `constants`."""
+    constants.HF_HUB_DISABLE_XET = _true(os.environ.get("HF_HUB_DISABLE_XET", ""))
+    return HfApi(endpoint=_endpoint(), token=storage.hub_token())
+
+
+def commit_of(location: HubLocation) -> str:
+    """The commit the location's revision names now (`main` when none): reading at it reads one commit."""
+    client = api()
+    try:
+        info = _retry.call(
+            lambda: client.dataset_info(location.repo_id, revision=location.revision), "pin", location.url()
+        )
+    except RepositoryNotFoundError as error:
+        raise StorageNotFoundError(
+            f"the Hub ({_endpoint()}) shows no dataset {location.repo_id}: check the name, "
+            "or set HF_TOKEN for a private one"
+        ) from error
+    except RevisionNotFoundError as error:
+        raise StorageNotFoundError(
+            f"hf://datasets/{location.repo_id} has no revision {location.revision!r}; give a branch, tag or commit"
+        ) from error
+    except _NETWORK_ERRORS as error:
+        raise HubError(
+            f"cannot reach the Hub at {_endpoint()} ({type(error).__name__}: {error}); "
+            "check the network and HF_ENDPOINT"
+        ) from error
+    assert info.sha is not None
+    return info.sha

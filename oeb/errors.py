@@ -43,12 +43,15 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── ReadCrashed                          ┘
     │   └── StorageStopped          exit 75: storage down or disk full; answers spilled, `oeb resume`
     ├── QualityGateFailed               exit 3: oeb compare --fail-if-worse, oeb report --fail-under
+    │   └── NotReproduced               oeb reproduce: the published score did not hold
     ├── BudgetReached                   exit 4: the run stopped starting documents at its budget
     ├── NothingAnswered                 exit 5: every document failed: a broken set-up
     ├── Interrupted                     exit 130: Ctrl-C
     │   └── Terminated                  exit 143: SIGTERM (ray job stop, a pod's deletion, timeout)
     ├── ReportError                     a folder report, compare or audit cannot read
     │   └── ReportMismatch              runs whose numbers are not comparable
+    ├── PublishError                    oeb publish: a destination it cannot write, runs it cannot add
+    │   └── SecretFound                 a secret or local path in a file to publish; nothing uploaded
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
     ├── OptionError (ValueError)        │
     ├── PluginError                     ┘
@@ -265,3 +268,19 @@ class QualityGateFailed(OebError):
     worse than A, or `oeb report --fail-under` found a headline below the bar."""
 
     exit_code = 3
+
+
+class NotReproduced(QualityGateFailed):
+    """`oeb reproduce` ran a published row again and the 95% interval of the paired difference excludes
+    0 (or leaves `--margin`): the published score did not hold. Raised after the comparison is printed."""
+
+
+class PublishError(OebError):
+    """`oeb publish` cannot publish: a destination that is not an `hf://datasets/...` or writable URL,
+    a Hub dataset that does not exist or refuses the token, or runs of another dataset than the ones
+    already published there."""
+
+
+class SecretFound(PublishError):
+    """A file `oeb publish` would upload holds a key's value, a key-shaped string or a local path:
+    refused before anything is uploaded."""

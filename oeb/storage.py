@@ -38,6 +38,7 @@ from fsspec.spec import AbstractFileSystem  # type: ignore[import-untyped]
 from oeb import _json, _retry
 from oeb.errors import (
     DiskFull,
+    HubError,
     StorageAccessError,
     StorageError,
     StorageFormatError,
@@ -58,6 +59,7 @@ __all__ = [
     "join",
     "list_files",
     "local_path",
+    "pinned",
     "read_bytes",
     "read_json",
     "read_jsonl",
@@ -171,9 +173,34 @@ def _storage_options(protocol: str) -> dict[str, Any]:
     return {}
 
 
+def _hub_url(url: str) -> str:
+    """An `hf://` URL in the form `HfFileSystem` reads (a revision given after the folder moved to
+    after the repo's name); the Hub client is imported only for such a URL. A URL of another shape
+    is left for fsspec to read or refuse."""
+    from oeb._hub import parse_location
+
+    try:
+        return parse_location(url).url()
+    except HubError:
+        return url
+
+
+def pinned(url: str) -> str:
+    """The URL of what `url` names now: for `hf://`, at the commit its revision names (so every later
+    read sees that one commit, whatever is pushed meanwhile); any other URL as given."""
+    if _protocol(url) != "hf":
+        return url
+    from oeb._hub import commit_of, parse_location
+
+    location = parse_location(url)
+    return location.url(commit_of(location))
+
+
 def filesystem(url: str) -> tuple[AbstractFileSystem, str]:
     """The configured fsspec filesystem for `url` (endpoint, profile, token) and the path in it."""
     protocol = _protocol(url)
+    if protocol == "hf":
+        url = _hub_url(url)
     try:
         fs, path = fsspec.core.url_to_fs(url, **_storage_options(protocol))
     except (ValueError, ImportError) as error:

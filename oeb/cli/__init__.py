@@ -33,6 +33,8 @@ VERBS = (
     "report",
     "compare",
     "audit",
+    "publish",
+    "reproduce",
 )
 
 

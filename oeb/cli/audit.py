@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument(
-        "runs", nargs="*", metavar="RUN", help="graded run folders of one dataset (local or s3://), 3 or more"
+        "runs", nargs="*", metavar="RUN", help="graded run folders of one dataset (local, s3:// or hf://), 3 or more"
     )
     parser.add_argument(
         "--min-agree",

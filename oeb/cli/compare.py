@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "runs must cover the same documents of one dataset."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local or s3://): the baseline")
+    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local, s3:// or hf://): the baseline")
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
     output_flags(parser, ("text", "md", "json", "html"), "text")

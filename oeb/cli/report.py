@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb report` and its flags."""
     parser = subparsers.add_parser(
         "report",
-        help="the leaderboard over graded run folders (local or s3://)",
+        help="the leaderboard over graded run folders (local, s3:// or hf://)",
         description=(
             "One row per system setting, best headline first, and the accuracy per suite. Runs of different "
             "datasets, manifests or document sets are refused, and so are runs graded by different scorers "
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "is a run labelled by its folder name."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local or s3://)")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local, s3:// or hf://)")
     output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",

@@ -3,8 +3,9 @@ documents' paths and page counts (documents.json), the grading's provenance, det
 
 A folder `oeb run` made has settings.json; a brought folder (predictions of one's own graded with
 `oeb grade mine/ --dataset D`) has none: it is labelled by its folder name and names its dataset in
-summary.json's `provenance`. Reads only the folder (local or `s3://`, through `oeb.storage`), so a
-report can be made on any machine that can read the folders, without the dataset.
+summary.json's `provenance`. Reads only the folder (local, `s3://` or a published `hf://` folder,
+through `oeb.storage`), so a report can be made on any machine that can read the folders, without the
+dataset. An `hf://` folder is read at the commit its revision names when it is opened.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oeb import _json, storage
-from oeb.errors import ReportError, ReportMismatch, StorageNotFoundError
+from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run import pages
 from oeb.scoring import RESULTS
@@ -83,10 +84,27 @@ def _not_graded(url: str) -> ReportError:
         return ReportError(
             f"{url} is not graded (no {_RESULTS}/scores.jsonl); grade it first: oeb grade {url} --dataset DATASET"
         )
+    published = _published(url)
+    if published:
+        shown = " ".join(storage.join(url, folder) for folder in published[:2])
+        return ReportError(
+            f"{url} holds {len(published)} published run folders (its results.json lists them), not one run; "
+            f"give the folders: oeb report {shown}{' ...' if len(published) > 2 else ''}"
+        )
     return ReportError(
         f"{url} holds no graded run (no settings.json, predictions/ or {_RESULTS}/scores.jsonl); "
         "give a folder that `oeb run` or `oeb grade` graded"
     )
+
+
+def _published(url: str) -> list[str]:
+    """The run folders an `oeb publish` destination lists in its results.json ([] for any other folder)."""
+    try:
+        table = storage.read_json(storage.join(url, "results.json"))
+    except StorageError:
+        return []
+    rows = table.get("rows") if isinstance(table, dict) else None
+    return [row["folder"] for row in rows or () if isinstance(row, dict) and isinstance(row.get("folder"), str)]
 
 
 def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
@@ -135,8 +153,9 @@ def _provenance(url: str) -> dict[str, Any]:
 
 
 def load_run(url: str) -> Run:
-    """A graded run folder or graded brought folder; a one-line `ReportError` when it is neither."""
-    url = url.rstrip("/")
+    """A graded run folder or graded brought folder; a one-line `ReportError` when it is neither. An
+    `hf://` folder is pinned to one commit first, so a push meanwhile cannot mix two versions."""
+    url = storage.pinned(url.rstrip("/"))
     scores = storage.join(url, _RESULTS, "scores.jsonl")
     try:
         lines = _read(scores)
@@ -224,11 +243,15 @@ def check_scorers(runs: list[Run]) -> None:
             )
 
 
-def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
-    """Graded runs that can share one table, each labelled by its system setting."""
-    runs = [load_run(url) for url in urls]
+def labelled(runs: list[Run], distinct: bool = True) -> list[Run]:
+    """Runs checked to share one table (`check_comparable`), each labelled by its system setting."""
     check_comparable(runs, distinct)
     return [replace(run, label=label) for run, label in zip(runs, _labels(runs), strict=True)]
+
+
+def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
+    """Graded runs that can share one table, each labelled by its system setting."""
+    return labelled([load_run(url) for url in urls], distinct)
 
 
 def details(run: Run, doc_id: str) -> list[dict[str, Any]]:
