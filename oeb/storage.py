@@ -241,12 +241,13 @@ def read_jsonl(url: str) -> list[Any]:
     return values
 
 
-def read_parquet(url: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """A parquet file as a pyarrow table (only `columns`, when given)."""
+def read_parquet(url: str, columns: Sequence[str] | None = None, filters: Any = None) -> pa.Table:
+    """A parquet file as a pyarrow table (only `columns`, and only the rows `filters` keeps, in
+    pyarrow's form, e.g. `[("id", "==", doc_id)]`: row groups whose statistics exclude them are not read)."""
     fs, path = filesystem(url)
     with storage_errors(url, "read"):
         try:
-            return pq.read_table(path, filesystem=fs, columns=columns)
+            return pq.read_table(path, filesystem=fs, columns=columns, filters=filters)
         except pa.ArrowInvalid as error:
             message = f"{url} is not a parquet file ({error}); rewrite it as parquet"
             raise StorageFormatError(message) from error
