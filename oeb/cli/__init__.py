@@ -33,6 +33,7 @@ VERBS = (
     "report",
     "compare",
     "audit",
+    "view",
 )
 
 
