@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
             f"oeb view: wrote {written} files to {args.export}; serve it with any static file server", file=sys.stderr
         )
         return 0
+    import threading
+
     from oeb.view.app import server
 
     try:
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     print(f"oeb view: serving {len(view.runs)} run(s) at http://{_shown(args.host)}:{httpd.server_port}/", flush=True)
     print("oeb view: press Ctrl-C to stop", file=sys.stderr, flush=True)
+    threading.Thread(target=view.warm, daemon=True).start()
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ joined into a path, so no id reaches outside the folders it belongs to.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import _json, storage
-from oeb.errors import StorageNotFoundError, ViewNotFound
+from oeb.errors import OebError, StorageNotFoundError, ViewNotFound
 from oeb.report import leaderboard, load_runs
 from oeb.report.fields import field_rows, fold
 from oeb.report.runs import Run
@@ -114,13 +115,15 @@ class View:
         pdf = self._pdf(doc_id)
         text = pdf[1] if pdf else None
         verdicts = []
+        found: dict[str, list[tuple[int, list[float]]]] = {}  # by raw JSON text: a value is looked for once
         for verdict in self._document_verdicts(run, doc_id):
             gold, pred = _value(verdict["gold_raw"]), _value(verdict["pred_raw"])
             locations: list[dict[str, Any]] = []
             if text is not None:
-                for which, value in (("gold", gold), ("pred", pred)):
-                    for place in _places(text, value):
-                        locations.append({"value": which, "page": place.page, "bbox": list(place.bbox)})
+                for which, raw, value in (("gold", verdict["gold_raw"], gold), ("pred", verdict["pred_raw"], pred)):
+                    if raw not in found:
+                        found[raw] = [(place.page, list(place.bbox)) for place in _places(text, value)]
+                    locations += [{"value": which, "page": page, "bbox": bbox} for page, bbox in found[raw]]
             verdicts.append(
                 {
                     "address": verdict["address"],
@@ -224,15 +227,25 @@ class View:
 
     def _document_verdicts(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
         """One document's verdicts: only the row groups that can hold it are read."""
-        rows: list[dict[str, Any]] = _read_verdicts(run, [("id", "==", doc_id)]).to_pylist()
+        table = _read_verdicts(run, [("id", "==", doc_id)], _DOCUMENT_COLUMNS)
+        rows: list[dict[str, Any]] = table.to_pylist()
         return rows
 
+    def warm(self) -> None:
+        """Open the dataset now (the first document page need not wait for it); a failure is left for
+        that page to report."""
+        with contextlib.suppress(OebError):
+            self.dataset()
 
-def _read_verdicts(run: Run, filters: Any = None) -> pa.Table:
+
+_DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
+
+
+def _read_verdicts(run: Run, filters: Any = None, columns: Sequence[str] | None = None) -> pa.Table:
     try:
-        return storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), filters=filters)
+        return storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), columns, filters)
     except StorageNotFoundError:
-        return VERDICT_SCHEMA.empty_table()
+        return VERDICT_SCHEMA.empty_table().select(list(columns or VERDICT_SCHEMA.names))
 
 
 def _places(text: PdfText, value: Any) -> Sequence[Any]:
