@@ -7,9 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from oeb import storage
+from oeb.errors import StorageNotFoundError
+from oeb.report.runs import Run
+from oeb.run.results import SCORER, VERDICT_SCHEMA
 from oeb.scoring import RESULTS
 
 _INDEX = re.compile(r"\[[^\]]*\]")
@@ -58,3 +63,32 @@ def field_rows(
         accuracy = row["matched"] / total if total else None
         rows.append(FieldRow(path, row, total, accuracy, len(documents[path]), tuple(failing.get(path, {}))))
     return sorted(rows, key=lambda r: (2.0 if r.accuracy is None else r.accuracy, r.path))
+
+
+COLUMNS = ["id", "address", "result"]
+"""What the rows need of verdicts.parquet."""
+
+
+def run_verdicts(run: Run) -> pa.Table:
+    """The run's verdicts.parquet, only `COLUMNS` (none when grading kept no verdicts)."""
+    try:
+        return storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), COLUMNS)
+    except StorageNotFoundError:
+        return VERDICT_SCHEMA.empty_table().select(COLUMNS)
+
+
+def suites_of(run: Run) -> dict[str, str]:
+    """Each document's suite, as the leaderboard groups them."""
+    return {line["id"]: (line.get("row") or {}).get("suite") or "other" for line in run.lines}
+
+
+def row_json(row: FieldRow) -> dict[str, Any]:
+    """A row as `oeb report --by field --format json` and `oeb view`'s `/api/fields` give it."""
+    return {
+        "path": row.path,
+        "counts": dict(row.counts),
+        "total": row.total,
+        "accuracy": row.accuracy,
+        "documents": row.documents,
+        "failing": list(row.failing),
+    }

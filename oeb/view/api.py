@@ -21,9 +21,9 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from oeb import _json, storage
 from oeb.errors import OebError, StorageNotFoundError, ViewNotFound
 from oeb.report import leaderboard, load_runs
-from oeb.report.fields import field_rows, fold
+from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_of
 from oeb.report.runs import Run
-from oeb.run.results import SCORER, VERDICT_SCHEMA
+from oeb.run.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page
 
 if TYPE_CHECKING:
@@ -33,10 +33,6 @@ SCALE = 1.5
 """Rendered pages are this many pixels per PDF point: the front end scales a location's box by it."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
-
-
-def _suite(line: dict[str, Any]) -> str:
-    return (line.get("row") or {}).get("suite") or "other"
 
 
 def _value(text: str | None) -> Any:
@@ -93,19 +89,8 @@ class View:
         run = self.run(label)
         if suite is not None and suite not in self.board["suites"]:
             raise ViewNotFound(f"no suite {suite!r}; the suites are {', '.join(self.board['suites'])}")
-        suites = {line["id"]: _suite(line) for line in run.lines}
-        rows = field_rows(self._all_verdicts(run), suite=suite, suites=suites)
-        return [
-            {
-                "path": row.path,
-                "counts": dict(row.counts),
-                "total": row.total,
-                "accuracy": row.accuracy,
-                "documents": row.documents,
-                "failing": list(row.failing),
-            }
-            for row in rows
-        ]
+        rows = field_rows(self._all_verdicts(run), suite=suite, suites=suites_of(run))
+        return [row_json(row) for row in rows]
 
     def document_json(self, label: str | None, doc_id: str) -> dict[str, Any]:
         """`GET /api/documents/DOC_ID?run=LABEL`: the document's verdicts, each with where its gold and
@@ -138,7 +123,7 @@ class View:
         return {
             "doc_id": doc_id,
             "pages": text.page_count if text is not None else 0,
-            "suite": _suite(line),
+            "suite": suites_of(run)[doc_id],
             "status": line["status"],
             "accuracy": line.get("accuracy"),
             "error": line.get("error"),
@@ -222,12 +207,16 @@ class View:
         """The run's verdicts.parquet (read once per run)."""
         with self._lock:
             if run.url not in self._verdicts:
-                self._verdicts[run.url] = _read_verdicts(run)
+                self._verdicts[run.url] = run_verdicts(run)
             return self._verdicts[run.url]
 
     def _document_verdicts(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
         """One document's verdicts: only the row groups that can hold it are read."""
-        table = _read_verdicts(run, [("id", "==", doc_id)], _DOCUMENT_COLUMNS)
+        url = storage.join(run.url, SCORER, "verdicts.parquet")
+        try:
+            table = storage.read_parquet(url, _DOCUMENT_COLUMNS, [("id", "==", doc_id)])
+        except StorageNotFoundError:
+            return []
         rows: list[dict[str, Any]] = table.to_pylist()
         return rows
 
@@ -239,13 +228,6 @@ class View:
 
 
 _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
-
-
-def _read_verdicts(run: Run, filters: Any = None, columns: Sequence[str] | None = None) -> pa.Table:
-    try:
-        return storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), columns, filters)
-    except StorageNotFoundError:
-        return VERDICT_SCHEMA.empty_table().select(list(columns or VERDICT_SCHEMA.names))
 
 
 def _places(text: PdfText, value: Any) -> Sequence[Any]:

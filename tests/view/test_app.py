@@ -278,3 +278,15 @@ def test_bad_input_is_one_line_and_a_failing_exit(sample_runs: Runs, tmp_path: P
     assert main(["view", sample_runs.a, "--port", "70000"]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 2 and all(line.startswith("oeb view: ") for line in errors)
+
+
+def test_oeb_report_by_field_gives_the_apis_rows(served: Served, sample_runs: Runs, capsys) -> None:
+    assert main(["report", sample_runs.a, sample_runs.b, "--by", "field", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["runs"]
+    assert [run["label"] for run in printed] == labels(served)
+    for run in printed:
+        assert run["fields"] == get(served, f"api/fields?run={quote(run['label'])}").json()
+    assert main(["report", sample_runs.a, "--by", "field", "--format", "md"]) == 0
+    assert "| field | matched | misread |" in capsys.readouterr().out
+    assert main(["report", sample_runs.a, "--by", "field", "--format", "html"]) == 2
+    assert "--by field goes with" in capsys.readouterr().err
