@@ -18,11 +18,11 @@ from urllib.parse import quote
 import httpx
 import pyarrow.parquet as pq
 import pytest
-from oeb.report.fields import fold
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
 
 from oeb.cli import main
 from oeb.errors import ReportMismatch
+from oeb.report.fields import fold
 from oeb.scoring import RESULTS
 from oeb.view.api import open_view
 from oeb.view.export import export
