@@ -290,3 +290,18 @@ def test_oeb_report_by_field_gives_the_apis_rows(served: Served, sample_runs: Ru
     assert "| field | matched | misread |" in capsys.readouterr().out
     assert main(["report", sample_runs.a, "--by", "field", "--format", "html"]) == 2
     assert "--by field goes with" in capsys.readouterr().err
+
+
+def test_a_run_folder_on_s3_is_served(sample_runs: Runs, s3_env: dict[str, str]) -> None:
+    from fixtures.datasets import upload
+    from fixtures.services import S3_BUCKET
+
+    url = upload(Path(sample_runs.b), f"s3://{S3_BUCKET}/view-runs/b")
+    for site in serve(open_view([url])):
+        (run,) = get(site, "api/runs").json()
+        assert run["folder"] == url
+        answer = get(site, f"api/documents/{quote(BRACKETS_DOC)}?run={quote(run['label'])}").json()
+        assert answer["pages"] == 1 and answer["verdicts"]
+        assert sorted(row["path"] for row in get(site, f"api/fields?run={quote(run['label'])}").json()) == sorted(
+            by_path(sample_runs.b)
+        )
