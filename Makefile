@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -133,6 +133,12 @@ bench-scale: setup
 STORAGE_FLAGS ?=
 bench-storage: setup
 	$(PYRUN) python scripts/bench_storage_faults.py $(STORAGE_FLAGS)
+
+# `oeb view` on a 620-document graded run of the mock system: opening and a document page, against
+# the targets of 2 s and 1 s (docs/diagnosing.md). VIEW_FLAGS="--keep DIR" builds the run once in DIR.
+VIEW_FLAGS ?=
+bench-view: setup
+	$(PYRUN) python scripts/bench_view.py $(VIEW_FLAGS)
 
 # `make bench-cluster SYSTEM=reducto OUT=s3://bucket/runs` on a Ray cluster node (the image's Ray
 # head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no

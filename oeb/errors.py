@@ -49,7 +49,8 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     ├── Interrupted                     exit 130: Ctrl-C
     │   └── Terminated                  exit 143: SIGTERM (ray job stop, a pod's deletion, timeout)
     ├── ReportError                     a folder report, compare or audit cannot read
-    │   └── ReportMismatch              runs whose numbers are not comparable
+    │   ├── ReportMismatch              runs whose numbers are not comparable
+    │   └── ViewNotFound                oeb view: a run, document or page it does not hold (HTTP 404)
     ├── PublishError                    oeb publish: a destination it cannot write, runs it cannot add
     │   └── SecretFound                 a secret or local path in a file to publish; nothing uploaded
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
@@ -261,6 +262,11 @@ class ReportMismatch(ReportError):
     """Runs given to one report were made on different datasets, manifests, dataset commits or
     document sets, or graded by different scorers: their numbers are not comparable, so they are never
     put in one table (scorers: unless `--mixed-scorers`)."""
+
+
+class ViewNotFound(ReportError):
+    """`oeb view` was asked for a run label, document or page its runs do not hold; its server answers
+    404 with this one line (a command line never sees it)."""
 
 
 class QualityGateFailed(OebError):

@@ -345,12 +345,14 @@ def read_jsonl(url: str) -> list[Any]:
     return values
 
 
-def read_parquet(url: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """A parquet file as a pyarrow table (only `columns`, when given). The file is read whole first,
-    under the retry policy: a read cut short is read again, never taken for a broken file."""
+def read_parquet(url: str, columns: Sequence[str] | None = None, filters: Any = None) -> pa.Table:
+    """A parquet file as a pyarrow table (only `columns`, and only the rows `filters` keeps, in
+    pyarrow's form, e.g. `[("id", "==", doc_id)]`: row groups whose statistics exclude them are not
+    decoded). The file is read whole first, under the retry policy: a read cut short is read again,
+    never taken for a broken file."""
     data = read_bytes(url)
     try:
-        return pq.read_table(pa.BufferReader(data), columns=columns)
+        return pq.read_table(pa.BufferReader(data), columns=columns, filters=filters)
     except pa.ArrowInvalid as error:
         raise StorageFormatError(f"{url} is not a parquet file ({error}); rewrite it as parquet") from error
 

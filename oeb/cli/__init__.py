@@ -35,6 +35,7 @@ VERBS = (
     "audit",
     "publish",
     "reproduce",
+    "view",
 )
 
 

@@ -63,6 +63,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="html: at most N verdicts per document and system embedded, errors first (0: all)",
     )
     parser.add_argument(
+        "--by",
+        choices=("system", "field"),
+        default="system",
+        help="system: the leaderboard (default); field: per run, one row per schema field (array indices "
+        "folded), the count of each verdict, accuracy and documents, worst first (text, md or json)",
+    )
+    parser.add_argument(
         "--mixed-scorers",
         action="store_true",
         help="rank runs graded by different scorers together, with a scorer column",
@@ -81,18 +88,56 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def _text(board: dict[str, Any], to_file: bool) -> str | None:
+def _text(tables: list[Any], to_file: bool) -> str | None:
     """The tables printed to the terminal (None), or as plain text for a file."""
-    from oeb.report import rich_tables
-
     # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
     if not to_file:
         console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
     else:
         console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
-    for table in rich_tables(board):
+    for table in tables:
         console.print(table)
     return console.export_text() if to_file else None
+
+
+def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) -> str | None:
+    """`--by field`: per run in the leaderboard's order, its rows of `oeb.report.fields`."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from oeb.report.fields import field_rows, row_json, run_verdicts, suites_of
+    from oeb.report.tables import markdown_table
+    from oeb.scoring import RESULTS
+
+    by_url = {run.url: run for run in runs}
+    ordered = [by_url[row["url"]] for row in board["rows"]]
+    fields = {run.url: field_rows(run_verdicts(run), suites=suites_of(run)) for run in ordered}
+    if form == "json":
+        answer = [
+            {"label": run.label, "folder": run.url, "fields": [row_json(row) for row in fields[run.url]]}
+            for run in ordered
+        ]
+        return json.dumps({"runs": answer}, indent=2, ensure_ascii=False) + "\n"
+    header = ["field", *(kind.replace("invented_", "inv. ") for kind in RESULTS), "total", "accuracy", "documents"]
+
+    def cells(row: Any) -> list[str]:
+        accuracy = "–" if row.accuracy is None else f"{100 * row.accuracy:.2f}"
+        return [row.path, *(str(row.counts[kind]) for kind in RESULTS), str(row.total), accuracy, str(row.documents)]
+
+    if form == "md":
+        blocks = [
+            f"## {run.label}\n\n" + markdown_table(header, [cells(r) for r in fields[run.url]]) for run in ordered
+        ]
+        return "\n\n".join(blocks) + "\n"
+    tables = []
+    for run in ordered:
+        table = Table(title=f"{run.label} · verdicts per field, worst first", title_justify="left")
+        for number, column in enumerate(header):
+            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
+        for row in fields[run.url]:
+            table.add_row(*map(Text, cells(row)))  # Text: field names may hold [brackets]
+        tables.append(table)
+    return _text(tables, to_file)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,10 +149,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
     if args.audit and args.format != "html":
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
+    if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
+        raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
     runs = load_runs(args.runs)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
+    if args.by == "field":
+        emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)
+        return 0
     if args.format == "text":
-        text = _text(board, args.out is not None)
+        from oeb.report import rich_tables
+
+        text = _text(rich_tables(board), args.out is not None)
     elif args.format == "md":
         text = markdown(board)
     elif args.format == "json":

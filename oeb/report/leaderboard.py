@@ -13,7 +13,10 @@ Definitions (the same per-document means as summary.json, docs/reports.md):
   `per_doc` (the mean) and `per_1k_pages` = 1000 × their cost / their pages, over those of them whose
   PDF page count documents.json knows (`paged_documents`, `pages`); None for a unit nobody reported;
 - `ci95`: a percentile bootstrap of accuracy: 2,000 resamples of the scored documents with
-  replacement, numpy's default generator seeded with `SEED`, the 2.5th and 97.5th percentiles.
+  replacement, numpy's default generator seeded with `SEED`, the 2.5th and 97.5th percentiles;
+- `latency_p50_s`, `latency_p95_s`: the median and 95th percentile (numpy's linear interpolation) of
+  the documents' wall time as their records report it (`cost.wall_s`: every attempt, retries
+  included), None when no record reports one (a brought folder).
 
 Runs graded by different scorers measure different things: they are ranked together only when asked
 (`mixed_scorers`), and then each row shows its scorer.
@@ -106,6 +109,15 @@ def metrics(
     }
 
 
+def latency(run: Run) -> dict[str, float | None]:
+    """The median and 95th percentile of the run's documents' wall time, in seconds."""
+    walls = [run.wall_s[line["id"]] for line in run.lines if line["id"] in run.wall_s]
+    if not walls:
+        return {"latency_p50_s": None, "latency_p95_s": None}
+    p50, p95 = np.percentile(walls, [50, 95])
+    return {"latency_p50_s": float(p50), "latency_p95_s": float(p95)}
+
+
 def _suite(line: dict[str, Any]) -> str:
     return (line.get("row") or {}).get("suite") or "other"
 
@@ -126,6 +138,7 @@ def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, A
                 "scorer": run.scorer,
                 "provenance": run.provenance or None,
                 **metrics(run.lines, run.costs, run.documents),
+                **latency(run),
                 "per_suite": {
                     suite: metrics([line for line in run.lines if _suite(line) == suite], run.costs, run.documents)
                     for suite in suites

@@ -29,7 +29,8 @@ _RESULTS = "field_matching"
 class Run:
     """One graded folder: its settings ({} for a brought folder), its scores.jsonl lines, the recorded
     cost per unit and document (`costs["usd"][doc_id]`, also `"credits"`), documents.json ({} when
-    grading wrote none) and summary.json's `provenance` ({} when grading recorded none)."""
+    grading wrote none), summary.json's `provenance` ({} when grading recorded none) and each
+    document's wall time in seconds as its record reports it (`cost.wall_s`; {} without records)."""
 
     url: str
     settings: dict[str, Any]
@@ -38,6 +39,7 @@ class Run:
     documents: dict[str, DocumentEntry]
     label: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
+    wall_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -107,11 +109,13 @@ def _published(url: str) -> list[str]:
     return [row["folder"] for row in rows or () if isinstance(row, dict) and isinstance(row.get("folder"), str)]
 
 
-def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
-    """Per unit, what each document's record reports in it (documents reporting nothing are left out)."""
+def _costs(url: str, doc_ids: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Per unit, what each document's record reports in it (documents reporting nothing are left out),
+    and each document's wall time (`cost.wall_s`) where its record reports one."""
     listing = storage.list_files(storage.join(url, "records"))
     paths = [f"{doc_id}.json" for doc_id in doc_ids if f"{doc_id}.json" in listing]
     costs: dict[str, dict[str, float]] = {unit: {} for unit in pages.UNITS}
+    walls: dict[str, float] = {}
     for path, data in storage.read_many(storage.join(url, "records"), paths).items():
         if isinstance(data, Exception):
             raise data
@@ -124,7 +128,10 @@ def _costs(url: str, doc_ids: list[str]) -> dict[str, dict[str, float]]:
             amount = cost.get(unit) if isinstance(cost, dict) else None
             if amount is not None and _number(amount):
                 costs[unit][path.removesuffix(".json")] = float(amount)
-    return costs
+        wall = cost.get("wall_s") if isinstance(cost, dict) else None
+        if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0:
+            walls[path.removesuffix(".json")] = float(wall)
+    return costs, walls
 
 
 def _number(value: Any) -> bool:
@@ -172,7 +179,8 @@ def load_run(url: str) -> Run:
         if problem is not None:
             raise ReportError(f"{scores} line {number} {problem}; grade the run again (oeb grade {url})")
     ids = [line["id"] for line in lines]
-    return Run(url, settings, lines, _costs(url, ids), pages.read(url), provenance=_provenance(url))
+    costs, walls = _costs(url, ids)
+    return Run(url, settings, lines, costs, pages.read(url), provenance=_provenance(url), wall_s=walls)
 
 
 def _setting(run: Run) -> str:

@@ -11,7 +11,7 @@ from rich.text import Text
 from oeb.report.leaderboard import KINDS
 
 COLUMNS = ("system", "headline", "accuracy", *(k.replace("invented_", "inv. ") for k in KINDS))
-COLUMNS += ("coverage", "documents", "cost/doc", "cost/1k pages", "accuracy 95% CI")
+COLUMNS += ("coverage", "documents", "cost/doc", "cost/1k pages", "latency p50/p95", "accuracy 95% CI")
 
 
 def _pct(value: float | None) -> str:
@@ -53,9 +53,16 @@ def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> l
         _pct(row["coverage"]),
         f"{row['scored']}/{row['documents']}",
         *cost_cells(row["cost"], between),
+        _latency(row),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
         *scorer,
     ]
+
+
+def _latency(row: dict[str, Any]) -> str:
+    """The median and 95th percentile of a document's wall time, in seconds."""
+    p50, p95 = row.get("latency_p50_s"), row.get("latency_p95_s")
+    return "–" if p50 is None or p95 is None else f"{p50:.2f}/{p95:.2f} s"
 
 
 def _suite_cells(row: dict[str, Any], suites: list[str]) -> list[str]:

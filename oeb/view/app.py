@@ -1,0 +1,158 @@
+"""`oeb view`'s server: a WSGI app (werkzeug) over a `View`, serving the pages, the JSON API and the
+rendered PDF pages (docs/diagnosing.md).
+
+Every page is one shell (static/shell.html) told which view it shows; the front end (static/app.js)
+draws it from the API. Pages sit one folder deep at most and point at everything relatively, so the
+same shell works under this server and in an export (`oeb.view.export`) served by any static server.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.routing import Map, Rule
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Request, Response
+
+from oeb.errors import OebError, ViewNotFound
+from oeb.view.api import SCALE, View
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+STATIC = {
+    entry.name: entry.read_bytes()
+    for entry in resources.files("oeb.view").joinpath("static").iterdir()
+    if entry.is_file() and entry.name != "shell.html"
+}
+"""The front end's files by name: a request names one of these or gets a 404 (no path is joined)."""
+_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+_ROUTES = Map(
+    [
+        Rule("/", endpoint="board"),
+        Rule("/fields", endpoint="fields"),
+        Rule("/documents/<path:doc_id>", endpoint="documents"),
+        Rule("/schema/<path:doc_id>", endpoint="schema"),
+        Rule("/audit", endpoint="audit"),
+        Rule("/static/<name>", endpoint="static"),
+        Rule("/api/runs", endpoint="api_runs"),
+        Rule("/api/fields", endpoint="api_fields"),
+        Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
+        Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
+        Rule("/api/audit", endpoint="api_audit"),
+        Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
+    ]
+)
+
+
+def shell(
+    page: str, *, static: bool, root: str, doc_id: str | None = None, message: str = "", audit: bool = False
+) -> str:
+    """The HTML of one page: the shell with its view, its way back to the top (`root`: "" or "../"),
+    whether it is an export (`static`: the API as JSON files) and the document it shows."""
+    template = resources.files("oeb.view").joinpath("static", "shell.html").read_text(encoding="utf-8")
+    values = {
+        "VIEW": page,
+        "ROOT": root,
+        "MODE": "static" if static else "server",
+        "DOC": doc_id or "",
+        "MESSAGE": message,
+        "SCALE": str(SCALE),
+        "AUDIT": "1" if audit else "",
+    }
+    for key, value in values.items():
+        template = template.replace("{{" + key + "}}", html.escape(value, quote=True))
+    return template
+
+
+def to_json(value: Any) -> bytes:
+    """An API answer as the server sends it and an export writes it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _json_response(value: Any, status: int = 200) -> Response:
+    return Response(to_json(value), status=status, mimetype="application/json", headers={"Cache-Control": "no-store"})
+
+
+class App:
+    """The WSGI application over one `View`."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        response = self._respond(Request(environ))
+        return response(environ, start_response)
+
+    def _respond(self, request: Request) -> Response:
+        adapter = _ROUTES.bind_to_environ(request.environ)
+        api = request.path.startswith(("/api/", "/pages/"))
+        try:
+            endpoint, values = adapter.match()
+            return self._answer(str(endpoint), values, request)
+        except ViewNotFound as error:
+            if api:
+                return _json_response({"error": str(error)}, 404)
+            return self._page(request, "notfound", 404, message=str(error))
+        except NotFound:
+            if api:
+                return _json_response({"error": f"no such route: {request.path}"}, 404)
+            return self._page(request, "notfound", 404, message=f"no page at {request.path}")
+        except HTTPException as error:  # a redirect (/fields/ to /fields) or a method not allowed
+            return error.get_response(request.environ)
+        except OebError as error:  # a dataset or folder that cannot be read now: one line, not a traceback
+            return (
+                _json_response({"error": str(error)}, 500) if api else self._page(request, "notfound", 500, str(error))
+            )
+
+    def _page(
+        self, request: Request, page: str, status: int = 200, message: str = "", doc_id: str | None = None
+    ) -> Response:
+        root = "../" * (request.path.count("/") - 1)  # /documents/ID: one folder deep
+        text = shell(page, static=False, root=root, doc_id=doc_id, message=message, audit=self.view.audit)
+        return Response(text, status=status, mimetype="text/html")
+
+    def _answer(self, endpoint: str, values: Mapping[str, Any], request: Request) -> Response:
+        view, run = self.view, request.args.get("run")
+        if endpoint in ("board", "fields", "audit"):
+            if endpoint == "audit" and not view.audit:
+                raise ViewNotFound("the gold audit is not shown; start oeb view with --audit")
+            if endpoint == "fields" and run is not None:
+                view.run(run)
+            return self._page(request, endpoint)
+        if endpoint in ("documents", "schema"):
+            for label in (run, request.args.get("vs")):
+                if label is not None:
+                    view.run(label)
+            view.check_document(values["doc_id"])
+            return self._page(request, endpoint, doc_id=values["doc_id"])
+        if endpoint == "static":
+            name = values["name"]
+            if name not in STATIC:
+                raise NotFound()
+            kind = _TYPES.get(name[name.rfind(".") :], "application/octet-stream")
+            return Response(STATIC[name], mimetype=kind)
+        if endpoint == "page":
+            png = view.page_png(values["doc_id"], values["page"])
+            return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
+        answer: Callable[[], Any] = {
+            "api_runs": view.runs_json,
+            "api_fields": lambda: view.fields_json(run, request.args.get("suite")),
+            "api_documents": lambda: view.document_json(run, values["doc_id"]),
+            "api_schema": lambda: view.schema_json(run, values["doc_id"]),
+            "api_audit": view.audit_json,
+        }[endpoint]
+        return _json_response(answer())
+
+
+def server(view: View, host: str, port: int) -> BaseWSGIServer:
+    """A threaded HTTP server of the app on host:port (0: a free port), not yet serving."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request on the terminal
+    return make_server(host, port, App(view), threaded=True)

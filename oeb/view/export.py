@@ -1,0 +1,67 @@
+"""`oeb view RUN... --export DIR`: the app as static files, for a bucket, GitHub Pages or a Hugging Face
+Space, where no oeb runs.
+
+The pages are the server's shell marked `static`, so the front end reads the API's answers as files:
+
+    index.html, fields.html, audit.html       the top views (?run=LABEL&suite=S in the query)
+    documents/<DOC_ID>.html, schema/<DOC_ID>.html
+    api/runs.json                             GET /api/runs
+    api/runs/<N>/fields.json                  GET /api/fields?run=LABEL (N: the run's place in runs.json)
+    api/runs/<N>/fields/<S>.json              ... &suite=SUITE (S: the suite's place in the leaderboard)
+    api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL
+    api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
+    api/audit.json                            GET /api/audit (with --audit)
+    pages/<DOC_ID>/<PAGE>.png                 GET /pages/DOC_ID/PAGE.png
+
+A DOC_ID is a file name (the manifest checks make it one), so it names its files as it is; URLs carry
+it percent-encoded, which a static server decodes back to the file's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from oeb import storage
+from oeb.view.api import View
+from oeb.view.app import STATIC, shell, to_json
+
+_THREADS = 4
+"""Documents exported at once: rendering and writing overlap (PDFium and the writes release the GIL)."""
+
+
+def export(view: View, folder: str) -> int:
+    """Write the whole app under `folder` (local or s3://); returns the number of files written."""
+    written: list[str] = []  # list.append is atomic: the documents' threads share it
+
+    def put(path: str, data: bytes) -> None:
+        storage.write_bytes(storage.join(folder, path), data)
+        written.append(path)
+
+    for name, data in STATIC.items():
+        put(f"static/{name}", data)
+    for page, path in (("board", "index.html"), ("fields", "fields.html"), ("audit", "audit.html")):
+        if page != "audit" or view.audit:
+            put(path, shell(page, static=True, root="", audit=view.audit).encode())
+    put("api/runs.json", to_json(view.runs_json()))
+    if view.audit:
+        put("api/audit.json", to_json(view.audit_json()))
+    for number, label in enumerate(view.labels):
+        put(f"api/runs/{number}/fields.json", to_json(view.fields_json(label)))
+        for index, suite in enumerate(view.board["suites"]):
+            put(f"api/runs/{number}/fields/{index}.json", to_json(view.fields_json(label, suite)))
+    with ThreadPoolExecutor(_THREADS) as pool:
+        for done in [pool.submit(_document, view, doc_id, put) for doc_id in view.doc_ids]:
+            done.result()
+    return len(written)
+
+
+def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> None:
+    """One document's pages, its rendered PDF pages and every run's answers about it."""
+    for page in ("documents", "schema"):
+        put(f"{page}/{doc_id}.html", shell(page, static=True, root="../", doc_id=doc_id, audit=view.audit).encode())
+    for number, label in enumerate(view.labels):
+        put(f"api/runs/{number}/documents/{doc_id}.json", to_json(view.document_json(label, doc_id)))
+        put(f"api/runs/{number}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
+    for number in range(1, view.page_count(doc_id) + 1):
+        put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))

@@ -1,0 +1,159 @@
+"""A document's PDF as `oeb view` needs it: its pages' text with each character's box, where a value
+stands on the pages, and a page rendered as PNG (PDFium, through pypdfium2).
+
+A value is found in the text layer as the scorer would read it: case, whitespace and (for numbers)
+thousands separators aside, a number in any of the forms that give the same value (`1234.5`,
+`1,234.50`). A scanned page without a text layer holds no value: nothing is found there.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import pypdfium2  # type: ignore[import-untyped]
+
+_PDFIUM = threading.Lock()
+"""PDFium is not thread-safe: every call into it holds this lock (the server answers in threads)."""
+_DIGITS = re.compile(r"[0-9]")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a value stands: `page` from 1, `bbox` (x0, y0, x1, y1) in PDF points from the page's
+    top-left corner."""
+
+    page: int
+    bbox: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class _Page:
+    """A page's text folded for searching (`plain`: case and whitespace aside; `bare`: also without
+    commas, for numbers), each folded character's index in the page's text, and the boxes."""
+
+    plain: str
+    plain_at: tuple[int, ...]
+    bare: str
+    bare_at: tuple[int, ...]
+    boxes: tuple[tuple[float, float, float, float], ...]
+
+
+def _fold(text: str, drop: str) -> tuple[str, tuple[int, ...]]:
+    kept = [(char, index) for index, char in enumerate(text.casefold()) if not char.isspace() and char not in drop]
+    return "".join(char for char, _ in kept), tuple(index for _, index in kept)
+
+
+class PdfText:
+    """A PDF's text layer, read once: `page_count` and the characters of every page with their boxes."""
+
+    def __init__(self, data: bytes) -> None:
+        with _PDFIUM:
+            document = pypdfium2.PdfDocument(data)
+            try:
+                self.page_count: int = len(document)
+                self._pages = [self._read(document[number]) for number in range(self.page_count)]
+            finally:
+                document.close()
+
+    @staticmethod
+    def _read(page: Any) -> _Page:
+        height = page.get_height()
+        text_page = page.get_textpage()
+        count = text_page.count_chars()
+        text = text_page.get_text_range(0, count) if count else ""
+        boxes = []
+        for index in range(len(text)):
+            left, bottom, right, top = text_page.get_charbox(index, loose=True) if index < count else (0, 0, 0, 0)
+            boxes.append((left, height - top, right, height - bottom))
+        plain, plain_at = _fold(text, "")
+        bare, bare_at = _fold(text, ",")
+        return _Page(plain, plain_at, bare, bare_at, tuple(boxes))
+
+    def pages(self) -> list[_Page]:
+        return self._pages
+
+
+def _number_forms(value: float) -> set[str]:
+    """The ways a page may print the number (thousands separators are dropped before matching)."""
+    forms = {repr(value), str(value)}
+    if float(value).is_integer():
+        forms.add(str(int(value)))
+    for places in range(1, 5):
+        text = f"{value:.{places}f}"
+        if float(text) == value:
+            forms.add(text)
+    return forms
+
+
+def _box(page: _Page, at: tuple[int, ...], start: int, length: int) -> tuple[float, float, float, float]:
+    chars = [page.boxes[at[position]] for position in range(start, start + length)]
+    chars = [box for box in chars if box[2] > box[0]] or chars
+    return (min(b[0] for b in chars), min(b[1] for b in chars), max(b[2] for b in chars), max(b[3] for b in chars))
+
+
+def _find(text: str, needle: str, number: bool) -> list[int]:
+    starts, start = [], text.find(needle)
+    while needle and start >= 0:
+        end = start + len(needle)
+        before, after = text[start - 1 : start], text[end : end + 2]
+        alone = not (before and (_DIGITS.match(before) or before == ".")) and not (
+            after[:1] and (_DIGITS.match(after[:1]) or (after[:1] == "." and _DIGITS.match(after[1:2] or "x")))
+        )
+        if not number or alone:
+            starts.append(start)
+        start = text.find(needle, start + 1)
+    return starts
+
+
+def locate(pdf: PdfText, value: Any) -> list[Location]:
+    """Every place on the pages where the value stands (strings and numbers; nothing for others)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    places = []
+    for number, page in enumerate(pdf.pages(), start=1):
+        if isinstance(value, int | float):
+            needles = {form.casefold() for form in _number_forms(float(value) if isinstance(value, float) else value)}
+            text, at, numeric = page.bare, page.bare_at, True
+        elif isinstance(value, str):
+            needles = {_fold(value, "")[0]}
+            text, at, numeric = page.plain, page.plain_at, False
+        else:
+            return []
+        seen: set[tuple[int, int]] = set()
+        for needle in sorted(needles, key=len, reverse=True):
+            for start in _find(text, needle, numeric):
+                if any(start < end and begin < start + len(needle) for begin, end in seen):
+                    continue
+                seen.add((start, start + len(needle)))
+                places.append(Location(number, _box(page, at, start, len(needle))))
+    return places
+
+
+def _png(width: int, height: int, rows: bytes) -> bytes:
+    """RGB rows (each `width * 3` bytes) as a PNG file."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    stride = width * 3
+    raw = b"".join(b"\x00" + rows[row * stride : (row + 1) * stride] for row in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
+
+
+def render_page(data: bytes, page: int, *, scale: float = 1.5) -> bytes:
+    """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point."""
+    with _PDFIUM:
+        document = pypdfium2.PdfDocument(data)
+        try:
+            bitmap = document[page - 1].render(scale=scale, rev_byteorder=True)
+            pixels = bitmap.to_numpy()
+        finally:
+            document.close()
+    height, width = pixels.shape[:2]
+    return _png(width, height, pixels[:, :, :3].tobytes())

@@ -1,0 +1,497 @@
+// oeb view: every page drawn from the JSON API. Values from runs, golds and schemas are put in the page
+// as text only (textContent, text nodes, attributes set one by one), never parsed as markup.
+"use strict";
+
+const CONF = document.body.dataset;
+const ROOT = CONF.root;
+const STATIC = CONF.mode === "static"; // an export: the API as JSON files, pages as .html files
+const SCALE = Number(CONF.scale); // pixels of a rendered page per PDF point
+const KINDS = ["matched", "misread", "unfound", "fabricated", "invented_item", "invented_field"];
+const ERRORS = KINDS.slice(1);
+const params = new URLSearchParams(location.search);
+const main = document.getElementById("main");
+let RUNS = [];
+
+// -- building the page ---------------------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function percent(value) {
+  return value === null || value === undefined ? "–" : (100 * value).toFixed(1);
+}
+
+function shown(value) {
+  // a JSON value as a reader sees it: strings bare, everything else as JSON, null as an empty cell
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function query(values) {
+  const q = new URLSearchParams();
+  for (const [key, value] of Object.entries(values)) if (value !== null && value !== undefined && value !== "") q.set(key, value);
+  const text = q.toString();
+  return text ? "?" + text : "";
+}
+
+// -- where things are: the server's routes, or an export's files ---------------------------------
+
+function runIndex(label) {
+  const index = RUNS.findIndex((run) => run.label === label);
+  if (index < 0) throw new Error(`no run labelled ${JSON.stringify(label)}`);
+  return index;
+}
+
+function suites() {
+  return RUNS.length ? Object.keys(RUNS[0].per_suite || {}) : [];
+}
+
+const api = {
+  runs: () => (STATIC ? "api/runs.json" : "api/runs"),
+  fields: (run, suite) =>
+    STATIC
+      ? `api/runs/${runIndex(run)}/` + (suite ? `fields/${suites().indexOf(suite)}.json` : "fields.json")
+      : "api/fields" + query({ run, suite }),
+  document: (run, doc) =>
+    STATIC
+      ? `api/runs/${runIndex(run)}/documents/${encodeURIComponent(doc)}.json`
+      : `api/documents/${encodeURIComponent(doc)}` + query({ run }),
+  schema: (run, doc) =>
+    STATIC
+      ? `api/runs/${runIndex(run)}/schema/${encodeURIComponent(doc)}.json`
+      : `api/schema/${encodeURIComponent(doc)}` + query({ run }),
+  audit: () => (STATIC ? "api/audit.json" : "api/audit"),
+};
+
+function pageImage(doc, page) {
+  return `${ROOT}pages/${encodeURIComponent(doc)}/${page}.png`;
+}
+
+function link(view, values) {
+  const { doc, ...rest } = values || {};
+  const ext = STATIC ? ".html" : "";
+  if (view === "board") return ROOT + (STATIC ? "index.html" : "./");
+  if (view === "documents" || view === "schema") return `${ROOT}${view}/${encodeURIComponent(doc)}${ext}${query(rest)}`;
+  return `${ROOT}${view}${ext}${query(rest)}`;
+}
+
+async function getJSON(path) {
+  const response = await fetch(ROOT + path);
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (error) {
+    body = null;
+  }
+  if (!response.ok) throw new Error((body && body.error) || `${response.status} ${response.statusText}: ${path}`);
+  return body;
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes);
+}
+
+function fail(error) {
+  document.title = "oeb view: not found";
+  show(el("h1", {}, "Not found"), el("p", { class: "error", role: "alert" }, error.message || String(error)),
+       el("p", {}, el("a", { href: link("board") }, "Back to the leaderboard")));
+}
+
+function nav(current) {
+  const items = [["board", "Leaderboard"], ["fields", "Fields"]];
+  if (CONF.audit) items.push(["audit", "Gold audit"]);
+  const run = params.get("run");
+  document.getElementById("nav").replaceChildren(
+    ...items.map(([view, name]) =>
+      el("a", { href: link(view, view === "fields" && run ? { run } : {}), "aria-current": view === current ? "page" : null }, name))
+  );
+}
+
+function runSelect(name, chosen, choices, onchange) {
+  const select = el("select", { id: name, name, onchange: (event) => onchange(event.target.value) },
+    choices.map(([value, text]) => el("option", { value, selected: value === chosen }, text)));
+  return el("label", { for: name }, name + " ", select);
+}
+
+function navigate(view, values) {
+  location.href = link(view, values);
+}
+
+// -- the leaderboard -----------------------------------------------------------------------------
+
+function cost(row) {
+  const usd = row.cost && row.cost.usd;
+  if (usd && usd.per_doc !== null) return { value: usd.per_doc, unit: "$" };
+  const credits = row.cost && row.cost.credits;
+  if (credits && credits.per_doc !== null) return { value: credits.per_doc, unit: "credits" };
+  return null;
+}
+
+function seconds(value) {
+  return value === null || value === undefined ? "–" : value.toFixed(2) + " s";
+}
+
+function boardTable() {
+  const head = ["system", "headline", "accuracy", "misread", "unfound", "fabricated", "inv. item", "inv. field",
+    "coverage", "documents", "cost/doc", "cost/1k pages", "accuracy 95% CI", "latency p50", "latency p95"];
+  const rows = RUNS.map((run) => {
+    const price = cost(run);
+    const usd = run.cost && run.cost.usd;
+    return el("tr", {},
+      el("th", { scope: "row" }, el("a", { href: link("fields", { run: run.label }) }, run.label)),
+      el("td", {}, percent(run.headline)), el("td", {}, percent(run.accuracy)),
+      ERRORS.map((kind) => el("td", {}, percent(run[kind]))),
+      el("td", {}, percent(run.coverage)), el("td", {}, `${run.scored}/${run.documents}`),
+      el("td", {}, price ? (price.unit === "$" ? "$" + price.value.toFixed(4) : price.value.toFixed(2) + " credits") : "–"),
+      el("td", {}, usd && usd.per_1k_pages !== null ? "$" + usd.per_1k_pages.toFixed(2) : "–"),
+      el("td", {}, run.ci95 ? `${percent(run.ci95[0])}–${percent(run.ci95[1])}` : "–"),
+      el("td", {}, seconds(run.latency_p50_s)), el("td", {}, seconds(run.latency_p95_s)));
+  });
+  return el("table", { class: "numbers", id: "leaderboard" },
+    el("thead", {}, el("tr", {}, head.map((name) => el("th", { scope: "col" }, name)))), el("tbody", {}, rows));
+}
+
+function chart() {
+  // cost per document against accuracy, one point per system, its 95% interval as a whisker
+  const width = 640, height = 360, left = 60, right = 20, top = 20, bottom = 50;
+  const points = RUNS.map((run) => ({ run, price: cost(run) })).filter((p) => p.run.accuracy !== null);
+  const priced = points.filter((p) => p.price);
+  const unit = priced.length ? priced[0].price.unit : "$";
+  const maxCost = Math.max(...priced.map((p) => p.price.value), 0) * 1.15 || 1;
+  const lows = points.map((p) => (p.run.ci95 ? p.run.ci95[0] : p.run.accuracy));
+  const highs = points.map((p) => (p.run.ci95 ? p.run.ci95[1] : p.run.accuracy));
+  const yMin = Math.max(0, Math.min(...lows, 1) - 0.05), yMax = Math.min(1, Math.max(...highs, 0) + 0.05);
+  const x = (value) => left + (value / maxCost) * (width - left - right);
+  const y = (value) => top + (1 - (value - yMin) / (yMax - yMin || 1)) * (height - top - bottom);
+  const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", id: "chart",
+    "aria-label": "cost per document against accuracy, one point per system with its 95% interval" });
+  plot.append(svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, class: "axis" }));
+  plot.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis" }));
+  for (let step = 0; step <= 4; step++) {
+    const accuracy = yMin + ((yMax - yMin) * step) / 4;
+    plot.append(svg("text", { x: left - 6, y: y(accuracy) + 4, "text-anchor": "end", class: "tick" }, percent(accuracy)));
+    const price = (maxCost * step) / 4;
+    plot.append(svg("text", { x: x(price), y: height - bottom + 16, "text-anchor": "middle", class: "tick" },
+      unit === "$" ? "$" + price.toFixed(3) : price.toFixed(2)));
+  }
+  plot.append(svg("text", { x: (left + width) / 2, y: height - 8, "text-anchor": "middle" },
+    unit === "$" ? "cost per document (USD)" : "cost per document (credits)"));
+  plot.append(svg("text", { x: 14, y: (top + height - bottom) / 2, transform: `rotate(-90 14 ${(top + height - bottom) / 2})`,
+    "text-anchor": "middle" }, "accuracy (%)"));
+  for (const { run, price } of points) {
+    const cx = x(price && price.unit === unit ? price.value : 0);
+    const group = svg("g", { class: price ? "point" : "point unpriced" });
+    group.append(svg("title", {}, `${run.label}: accuracy ${percent(run.accuracy)}%` + (price ? `, ${price.value} ${price.unit} per document` : ", no cost reported")));
+    if (run.ci95) {
+      group.append(svg("line", { x1: cx, x2: cx, y1: y(run.ci95[0]), y2: y(run.ci95[1]), class: "whisker" }));
+      for (const end of run.ci95) group.append(svg("line", { x1: cx - 5, x2: cx + 5, y1: y(end), y2: y(end), class: "whisker" }));
+    }
+    group.append(svg("circle", { cx, cy: y(run.accuracy), r: 5 }));
+    group.append(svg("text", { x: cx + 8, y: y(run.accuracy) - 8, class: "label" }, run.label));
+    plot.append(group);
+  }
+  const unpriced = points.filter((p) => !p.price).map((p) => p.run.label);
+  return el("figure", {}, plot, el("figcaption", {},
+    "Cost per document against accuracy; whiskers: the 95% bootstrap interval of accuracy." +
+    (unpriced.length ? ` No cost reported (drawn at 0): ${unpriced.join(", ")}.` : "")));
+}
+
+function suiteTable() {
+  const names = suites();
+  return el("table", { class: "numbers", id: "suites" },
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "system"), names.map((s) => el("th", { scope: "col" }, s)))),
+    el("tbody", {}, RUNS.map((run) => el("tr", {}, el("th", { scope: "row" }, run.label),
+      names.map((suite) => {
+        const m = run.per_suite[suite];
+        return el("td", {}, el("a", { href: link("fields", { run: run.label, suite }) }, `${percent(m.accuracy)} (${m.scored}/${m.documents})`));
+      })))));
+}
+
+function board() {
+  document.title = "oeb view: leaderboard";
+  show(el("h1", {}, "Leaderboard"),
+    el("p", { class: "note" }, "Percent; accuracy and the five error shares are per-document means over scored documents; headline = accuracy × coverage; latency: the median and 95th percentile of a document's wall time. A system opens its fields."),
+    boardTable(), el("h2", {}, "Cost against accuracy"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
+}
+
+// -- fields --------------------------------------------------------------------------------------
+
+function moveFocus(event, selector) {
+  // arrow keys move through the rows of a list; Enter opens the row
+  if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return false;
+  const rows = [...document.querySelectorAll(selector)].filter((row) => !row.hidden);
+  const at = rows.indexOf(event.currentTarget);
+  const next = rows[at + (event.key === "ArrowDown" ? 1 : -1)];
+  if (next) next.focus();
+  event.preventDefault();
+  return true;
+}
+
+async function fields() {
+  const run = params.get("run") || RUNS[0].label;
+  const suite = params.get("suite") || "";
+  runIndex(run);
+  if (suite && !suites().includes(suite)) throw new Error(`no suite ${JSON.stringify(suite)}`);
+  document.title = `oeb view: fields of ${run}`;
+  const rows = await getJSON(api.fields(run, suite));
+  let sort = { key: "accuracy", up: true };
+  const failing = el("section", { id: "failing", "aria-live": "polite" });
+  const body = el("tbody", {});
+  const columns = [["path", "field"], ...KINDS.map((k) => [k, k.replace("invented_", "inv. ")]), ["total", "total"],
+    ["accuracy", "accuracy"], ["documents", "documents"]];
+  const value = (row, key) => (KINDS.includes(key) ? row.counts[key] : row[key]);
+  function open(row) {
+    failing.replaceChildren(el("h2", {}, `Documents where ${row.path} fails (${row.failing.length})`),
+      row.failing.length
+        ? el("ul", { class: "documents" }, row.failing.map((doc) =>
+            el("li", {}, el("a", { href: link("documents", { doc, run, field: row.path }) }, doc))))
+        : el("p", { class: "note" }, "Every value of this field is matched."));
+    const first = failing.querySelector("a");
+    if (first) first.focus();
+  }
+  function draw() {
+    const sorted = [...rows].sort((a, b) => {
+      const va = value(a, sort.key), vb = value(b, sort.key);
+      const order = va === vb ? 0 : va === null ? 1 : vb === null ? -1 : va < vb ? -1 : 1;
+      return sort.up ? order : -order;
+    });
+    body.replaceChildren(...sorted.map((row) =>
+      el("tr", { tabindex: 0, class: "field", onclick: () => open(row),
+        onkeydown: (event) => { if (!moveFocus(event, "tr.field") && event.key === "Enter") open(row); } },
+        el("th", { scope: "row" }, row.path), KINDS.map((k) => el("td", {}, String(row.counts[k]))),
+        el("td", {}, String(row.total)), el("td", {}, percent(row.accuracy)), el("td", {}, String(row.documents)))));
+  }
+  const head = el("tr", {}, columns.map(([key, name]) => el("th", { scope: "col" },
+    el("button", { type: "button", onclick: () => { sort = { key, up: sort.key === key ? !sort.up : key !== "path" ? key === "accuracy" : true }; draw(); } }, name))));
+  draw();
+  show(el("h1", {}, `Fields of ${run}`),
+    el("div", { class: "controls" },
+      runSelect("run", run, RUNS.map((r) => [r.label, r.label]), (chosen) => navigate("fields", { run: chosen, suite })),
+      runSelect("suite", suite, [["", "every suite"], ...suites().map((s) => [s, s])], (chosen) => navigate("fields", { run, suite: chosen }))),
+    el("p", { class: "note" }, "One row per schema field, array items folded ([]), worst accuracy first; a heading sorts, a row (Enter) lists the documents where the field fails."),
+    el("table", { class: "numbers", id: "fields" }, el("thead", {}, head), body), failing);
+}
+
+// -- a document ----------------------------------------------------------------------------------
+
+function merged(answers) {
+  // one row per address: the gold and each system's prediction and verdict there
+  const rows = new Map();
+  answers.forEach((answer, side) => {
+    for (const verdict of answer.verdicts) {
+      if (!rows.has(verdict.address)) rows.set(verdict.address, { address: verdict.address, path: verdict.path, gold: verdict.gold, sides: [] });
+      rows.get(verdict.address).sides[side] = verdict;
+    }
+  });
+  return [...rows.values()];
+}
+
+function box(page, bbox, kind, label) {
+  const holder = document.querySelector(`.page[data-page="${page}"]`);
+  if (!holder) return null;
+  const image = holder.querySelector("img");
+  const place = () => {
+    const width = image.naturalWidth / SCALE, height = image.naturalHeight / SCALE;
+    Object.assign(outline.style, { left: `${(100 * bbox[0]) / width}%`, top: `${(100 * bbox[1]) / height}%`,
+      width: `${(100 * (bbox[2] - bbox[0])) / width}%`, height: `${(100 * (bbox[3] - bbox[1])) / height}%` });
+  };
+  const outline = el("div", { class: `box ${kind}`, title: label, "data-value": kind });
+  holder.append(outline);
+  if (image.complete && image.naturalWidth) place();
+  else image.addEventListener("load", place, { once: true });
+  return outline;
+}
+
+async function documentView() {
+  const doc = CONF.doc;
+  const run = params.get("run") || RUNS[0].label;
+  const vs = params.get("vs") || "";
+  const labels = vs ? [run, vs] : [run];
+  labels.forEach(runIndex);
+  document.title = `oeb view: ${doc}`;
+  const answers = await Promise.all(labels.map((label) => getJSON(api.document(label, doc))));
+  const rows = merged(answers);
+  const kinds = [...new Set(answers.flatMap((a) => a.verdicts.map((v) => v.result)))];
+  const paths = [...new Set(rows.map((row) => row.path))].sort();
+  const state = { kind: params.get("kind") || "", field: params.get("field") || "" };
+  const pages = el("div", { class: "pages", id: "pages" });
+  for (let page = 1; page <= answers[0].pages; page++) {
+    pages.append(el("div", { class: "page", "data-page": page },
+      el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
+      el("span", { class: "page-number" }, `page ${page}`)));
+  }
+  if (!answers[0].pages) pages.append(el("p", { class: "note" }, "No PDF pages to show for this document."));
+  const status = el("p", { id: "where", class: "where", "aria-live": "polite" }, "Select a verdict to see where its values stand on the page.");
+  const body = el("tbody", {});
+  const sideNames = labels.map((label, side) => (labels.length > 1 ? ["A", "B"][side] : ""));
+  function where(row) {
+    document.querySelectorAll(".box").forEach((node) => node.remove());
+    const parts = [];
+    const outlines = [];
+    const goldPlaces = (row.sides.find(Boolean) || { locations: [] }).locations.filter((l) => l.value === "gold");
+    if (row.gold !== null && row.gold !== undefined) {
+      parts.push(goldPlaces.length ? `gold on page ${[...new Set(goldPlaces.map((l) => l.page))].join(", ")}` : "gold: not on the page");
+      goldPlaces.forEach((l) => outlines.push(box(l.page, l.bbox, "gold", "gold: " + shown(row.gold))));
+    }
+    row.sides.forEach((verdict, side) => {
+      if (!verdict || verdict.pred === null) return;
+      const places = verdict.locations.filter((l) => l.value === "pred");
+      const who = labels.length > 1 ? `prediction ${sideNames[side]} (${labels[side]})` : "prediction";
+      parts.push(places.length ? `${who} on page ${[...new Set(places.map((l) => l.page))].join(", ")}` : `${who}: not on the page`);
+      places.forEach((l) => outlines.push(box(l.page, l.bbox, side ? "pred vs" : "pred", "prediction: " + shown(verdict.pred))));
+    });
+    if (!answers[0].pages) parts.push("this document has no PDF pages to show");
+    else if (parts.some((p) => p.endsWith("not on the page"))) parts.push("(not found in the PDF's text: a scan without text, or a value the document does not hold)");
+    status.textContent = parts.join(" · ") || "Nothing to find: neither side gives a value here.";
+    const first = outlines.find(Boolean);
+    if (first) first.scrollIntoView({ block: "center", behavior: "instant" });
+  }
+  function select(tr, row) {
+    document.querySelectorAll("tr.verdict.selected").forEach((node) => node.classList.remove("selected"));
+    tr.classList.add("selected");
+    tr.setAttribute("aria-selected", "true");
+    where(row);
+  }
+  const trs = rows.map((row) => {
+    const results = row.sides.map((v) => (v ? v.result : ""));
+    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
+      "data-results": results.join(" "),
+      onclick: () => select(tr, row), onfocus: () => select(tr, row),
+      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } },
+      el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
+      el("td", {}, el("div", { class: "value gold" }, shown(row.gold))),
+      labels.map((_, side) => {
+        const verdict = row.sides[side];
+        return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : "")),
+          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–")];
+      }));
+    return tr;
+  });
+  body.replaceChildren(...trs);
+  function filter() {
+    let shownCount = 0;
+    for (const tr of trs) {
+      const results = tr.dataset.results.split(" ");
+      const keep = (!state.kind || (state.kind === "errors" ? results.some((r) => r && r !== "matched") : results.includes(state.kind))) &&
+        (!state.field || tr.dataset.path === state.field);
+      tr.hidden = !keep;
+      shownCount += keep;
+    }
+    count.textContent = `${shownCount} of ${trs.length} verdicts`;
+    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field }));
+  }
+  const count = el("span", { id: "count", class: "note" });
+  const head = el("tr", {}, el("th", { scope: "col" }, "address"), el("th", { scope: "col" }, "gold"),
+    labels.map((label, side) => [el("th", { scope: "col" }, labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"),
+      el("th", { scope: "col" }, "verdict")]));
+  const others = RUNS.map((r) => r.label).filter((label) => label !== run);
+  const summary = answers.map((answer, side) => el("li", {}, `${labels[side]}: ` +
+    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}%` : `failed (${answer.error || "no answer"})`)));
+  show(el("h1", {}, doc),
+    el("p", { class: "note" }, `suite ${answers[0].suite} · ${answers[0].pages} page(s) · `,
+      el("a", { href: link("schema", { doc, run }) }, "schema with its verdict counts")),
+    el("ul", { class: "summary" }, summary),
+    el("div", { class: "controls" },
+      runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
+        (chosen) => { state.kind = chosen; filter(); }),
+      runSelect("field", state.field, [["", "every field"], ...paths.map((p) => [p, p])], (chosen) => { state.field = chosen; filter(); }),
+      runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
+        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field })),
+      count),
+    el("div", { class: "document" }, pages,
+      el("div", { class: "verdicts" }, status,
+        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body))));
+  filter();
+}
+
+// -- a document's schema -------------------------------------------------------------------------
+
+function schemaView(answer) {
+  const counts = answer.counts;
+  function under(path) {
+    const total = {};
+    for (const [key, kinds] of Object.entries(counts)) {
+      if (path === "" || key === path || key.startsWith(path + ".") || key.startsWith(path + "[]")) {
+        for (const [kind, n] of Object.entries(kinds)) total[kind] = (total[kind] || 0) + n;
+      }
+    }
+    return total;
+  }
+  function badges(total) {
+    return el("span", { class: "badges" }, Object.entries(total).map(([kind, n]) => el("span", { class: `kind ${kind}` }, `${kind} ${n}`)));
+  }
+  function node(schema, name, path) {
+    const type = schema && (Array.isArray(schema.type) ? schema.type.join(" | ") : schema.type || (schema.$ref ? schema.$ref : ""));
+    const children = [];
+    const branches = schema ? [schema, ...(schema.anyOf || []), ...(schema.oneOf || []), ...(schema.allOf || [])] : [];
+    for (const branch of branches) {
+      for (const [key, child] of Object.entries((branch && branch.properties) || {})) children.push(node(child, key, path ? `${path}.${key}` : key));
+      if (branch && branch.items && typeof branch.items === "object") children.push(node(branch.items, "[]", path + "[]"));
+    }
+    const item = el("li", {}, el("span", { class: "name" }, name), " ", el("span", { class: "type" }, type), " ", badges(under(path)));
+    if (children.length) item.append(el("ul", {}, children));
+    return item;
+  }
+  return el("ul", { class: "tree", id: "schema-tree" }, node(answer.schema, "(document)", ""));
+}
+
+async function schema() {
+  const doc = CONF.doc;
+  const run = params.get("run") || RUNS[0].label;
+  runIndex(run);
+  document.title = `oeb view: schema of ${doc}`;
+  const answer = await getJSON(api.schema(run, doc));
+  show(el("h1", {}, `Schema of ${doc}`),
+    el("p", { class: "note" }, `Verdicts of ${run} per node (a node counts everything under it) · `,
+      el("a", { href: link("documents", { doc, run }) }, "the document's verdicts")),
+    schemaView(answer));
+}
+
+// -- the gold audit ------------------------------------------------------------------------------
+
+async function audit() {
+  document.title = "oeb view: gold audit";
+  const findings = await getJSON(api.audit());
+  const run = RUNS[0].label;
+  const head = ["document", "address", "kind", "gold", "consensus", "agree", "systems", "note"];
+  show(el("h1", {}, "Gold audit"),
+    el("p", { class: "note" }, `${findings.length} finding(s): places where the gold may be wrong. Check each against the PDF; a document opens its verdicts.`),
+    el("table", { id: "audit" }, el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, findings.map((f) => el("tr", {},
+        el("td", {}, el("a", { href: link("documents", { doc: f.doc_id, run }) }, f.doc_id)),
+        el("td", {}, f.address), el("td", {}, f.kind), el("td", {}, el("div", { class: "value" }, shown(f.gold))),
+        el("td", {}, el("div", { class: "value" }, shown(f.consensus))), el("td", {}, `${f.agree}/${f.of}`),
+        el("td", {}, f.systems.join(", ")), el("td", {}, f.note))))));
+}
+
+// -- start ---------------------------------------------------------------------------------------
+
+const VIEWS = { board, fields, documents: documentView, schema, audit };
+
+async function start() {
+  nav(CONF.view);
+  if (CONF.view === "notfound") throw new Error(CONF.message);
+  RUNS = await getJSON(api.runs());
+  await VIEWS[CONF.view]();
+}
+
+start().catch(fail);

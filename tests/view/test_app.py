@@ -1,0 +1,307 @@
+"""`oeb view`'s JSON API through its real server on 127.0.0.1 over graded sample runs: the numbers
+equal the run folder's verdicts, unknown things are one-line 404s, and no id reaches outside the run's
+and dataset's folders."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter, defaultdict
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pyarrow.parquet as pq
+import pytest
+from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
+
+from oeb.cli import main
+from oeb.errors import ReportMismatch
+from oeb.report.fields import fold
+from oeb.scoring import RESULTS
+from oeb.view.api import open_view
+from oeb.view.export import export
+
+
+def get(served: Served, path: str) -> httpx.Response:
+    return httpx.get(served.url + path, timeout=30)
+
+
+def labels(served: Served) -> list[str]:
+    return [run["label"] for run in get(served, "api/runs").json()]
+
+
+def by_path(folder: str, suite: str | None = None) -> dict[str, Counter[str]]:
+    """The run folder's verdicts grouped by folded path, counted by kind (what /api/fields must give)."""
+    table = pq.read_table(Path(folder) / "field_matching" / "verdicts.parquet").to_pylist()
+    suites = {}
+    for line in (Path(folder) / "field_matching" / "scores.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        suites[record["id"]] = record["row"]["suite"]
+    grouped: dict[str, Counter[str]] = defaultdict(Counter)
+    for verdict in table:
+        if suite is None or suites[verdict["id"]] == suite:
+            grouped[fold(verdict["address"])][verdict["result"]] += 1
+    return grouped
+
+
+def test_runs_name_each_run_as_the_report_does(served: Served, sample_runs: Runs) -> None:
+    runs = get(served, "api/runs").json()
+    assert {run["folder"] for run in runs} == {sample_runs.a, sample_runs.b}
+    assert [run["label"] for run in runs] == [row["system"] for row in served.view.board["rows"]]
+    for run in runs:
+        assert {"headline", "accuracy", "ci95", "cost", "latency_p50_s", "latency_p95_s"} <= set(run)
+        assert 0 <= run["accuracy"] <= 1
+
+
+@pytest.mark.parametrize("suite", [None, "invoices"])
+def test_field_counts_are_the_verdicts_grouped_by_folded_path(served: Served, suite: str | None) -> None:
+    for run in get(served, "api/runs").json():
+        query = f"api/fields?run={quote(run['label'])}" + (f"&suite={suite}" if suite else "")
+        rows = get(served, query).json()
+        expected = by_path(run["folder"], suite)
+        assert {row["path"] for row in rows} == set(expected)
+        for row in rows:
+            counts = {kind: n for kind, n in row["counts"].items() if n}
+            assert counts == dict(expected[row["path"]]), row["path"]
+            assert set(row["counts"]) == set(RESULTS)
+            assert row["total"] == sum(row["counts"].values())
+        accuracies = [row["accuracy"] for row in rows if row["accuracy"] is not None]
+        assert accuracies == sorted(accuracies)  # worst first
+        assert any("[]" in row["path"] for row in rows)  # line_items[].amount, not line_items[0].amount
+
+
+def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Served, sample_runs: Runs) -> None:
+    label = labels(served)[0]
+    answer = get(served, f"api/documents/{quote(BRACKETS_DOC)}?run={quote(label)}").json()
+    assert answer["doc_id"] == BRACKETS_DOC and answer["pages"] == 1
+    run = next(r for r in get(served, "api/runs").json() if r["label"] == label)["folder"]
+    table = pq.read_table(Path(run) / "field_matching" / "verdicts.parquet").to_pylist()
+    assert len(answer["verdicts"]) == sum(1 for verdict in table if verdict["id"] == BRACKETS_DOC)
+    title = next(v for v in answer["verdicts"] if v["address"] == "title")
+    assert title["path"] == "title" and isinstance(title["gold"], str)
+    gold_places = [place for place in title["locations"] if place["value"] == "gold"]
+    assert gold_places, "the paper's title is in its text layer"
+    for place in gold_places:
+        x0, y0, x1, y1 = place["bbox"]
+        assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
+    assert all(place["value"] in ("gold", "pred") for v in answer["verdicts"] for place in v["locations"])
+
+
+def test_the_hostile_prediction_comes_back_as_it_was_given(served: Served, sample_runs: Runs) -> None:
+    answer = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
+    (customer,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
+    assert customer["pred"] == HOSTILE and customer["result"] == "misread"
+    assert not [place for place in customer["locations"] if place["value"] == "pred"]  # not on the page
+
+
+def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None:
+    """Lines drawn by the dataset scripts' PDF writer: 10-pt Helvetica from (50, 800) up from the
+    bottom of a 595 x 842 page, 12 pt apart, so line n's baseline is 42 + 12 (n - 1) pt from the top."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from dataset_files import Document, pdf_bytes, write_dataset
+
+    schema = {"type": "object", "properties": {"number": {"type": "string"}, "total": {"type": "number"}}}
+    gold = {"number": "INV-0042", "total": 1234.5}
+    lines = ["Invoice INV-0042", "", "Total due: 1,234.50"]
+    dataset = str(tmp_path / "dataset")
+    write_dataset(dataset, [Document("drawn [1] doc", "invoices", "s1", schema, gold, pdf_bytes(lines))])
+    mine = tmp_path / "mine"
+    (mine / "predictions").mkdir(parents=True)
+    (mine / "predictions" / "drawn [1] doc.json").write_text(json.dumps({"number": "INV-0042", "total": 99}))
+    assert main(["grade", str(mine), "--dataset", dataset]) == 0
+    for site in serve(open_view([str(mine)])):
+        answer = get(site, f"api/documents/{quote('drawn [1] doc')}?run=mine").json()
+        places = {
+            (v["address"], p["value"]): (p["page"], p["bbox"]) for v in answer["verdicts"] for p in v["locations"]
+        }
+        page, (x0, y0, x1, y1) = places[("number", "gold")]
+        assert page == 1 and 80 < x0 < 100 and x1 < 140 and 30 < y0 < 42 < y1 < 46  # after "Invoice ", line 1
+        assert places[("number", "pred")] == places[("number", "gold")]
+        page, (x0, y0, x1, y1) = places[("total", "gold")]  # 1234.5 found as "1,234.50", line 3
+        assert page == 1 and 80 < x0 < 120 and 54 < y0 < 66 < y1 < 70
+        assert ("total", "pred") not in places  # 99 is not on the page
+
+
+def test_a_page_is_rendered_as_png(served: Served) -> None:
+    response = get(served, f"pages/{quote(BRACKETS_DOC)}/1.png")
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_schema_has_the_documents_verdict_counts(served: Served) -> None:
+    answer = get(served, f"api/schema/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
+    assert answer["schema"]["type"] == "object" and "customer" in answer["schema"]["properties"]
+    assert answer["counts"]["customer"] == {"misread": 1}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/fields?run=nobody",
+        "api/fields",
+        "api/documents/nothing?run=LABEL",
+        f"api/documents/{HOSTILE_DOC}?run=nobody",
+        f"api/schema/{HOSTILE_DOC}?run=nobody",
+        f"pages/{HOSTILE_DOC}/0.png",
+        f"pages/{HOSTILE_DOC}/2.png",
+        "pages/nothing/1.png",
+        "api/nothing",
+        "api/fields?run=LABEL&suite=nothing",
+    ],
+)
+def test_unknown_things_are_one_line_404s(served: Served, path: str) -> None:
+    response = get(served, path.replace("LABEL", quote(labels(served)[0])))
+    assert response.status_code == 404 and response.headers["content-type"] == "application/json"
+    error = response.json()["error"]
+    assert error and "\n" not in error
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/documents/..%2Fsettings?run=LABEL",
+        "api/documents/..%2F..%2F..%2F..%2Fetc%2Fpasswd?run=LABEL",
+        "api/documents/%2e%2e?run=LABEL",
+        "api/schema/..%2Frecords%2Fshort__invoice_4417?run=LABEL",
+        "pages/..%2Fgold%2Fshort__invoice_4417/1.png",
+        "pages/..%2F..%2Fmanifest.parquet/1.png",
+        "static/..%2Fapi.py",
+        "static/%2e%2e%2fapp.py",
+        "documents/..%2F..%2Fsettings.json?run=LABEL",
+    ],
+)
+def test_no_id_reaches_outside_its_folders(served: Served, path: str) -> None:
+    response = get(served, path.replace("LABEL", quote(labels(served)[0])))
+    assert response.status_code == 404
+    assert b"dataset" not in response.content or b"no " in response.content  # an error, never a file's content
+    assert b"import " not in response.content and b"root:" not in response.content
+
+
+def test_the_pages_are_served_at_their_own_urls(served: Served) -> None:
+    a, b = (quote(label) for label in labels(served))
+    for path in (
+        "",
+        f"fields?run={a}",
+        f"documents/{quote(BRACKETS_DOC)}?run={a}&vs={b}",
+        f"schema/{HOSTILE_DOC}?run={a}",
+        "audit",
+    ):
+        response = get(served, path)
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/html"), path
+        assert 'src="' in response.text and "//" not in response.text.split('src="')[1][:10]  # served by oeb, no CDN
+    assert get(served, f"documents/nothing?run={a}").status_code == 404
+    assert get(served, f"documents/{HOSTILE_DOC}?run=nobody").status_code == 404
+    assert isinstance(get(served, "api/audit").json(), list)
+
+
+def test_the_audit_is_there_only_with_audit(sample_runs: Runs) -> None:
+    for plain in serve(open_view([sample_runs.a, sample_runs.b])):
+        assert get(plain, "audit").status_code == 404
+        assert "--audit" in get(plain, "api/audit").json()["error"]
+
+
+def test_runs_oeb_report_refuses_are_refused(sample_runs: Runs, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "field_matching").mkdir()
+    source = Path(sample_runs.b) / "field_matching"
+    lines = source.joinpath("scores.jsonl").read_text().splitlines()
+    (other / "field_matching" / "scores.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    with pytest.raises(ReportMismatch, match="differ in documents"):
+        open_view([sample_runs.a, str(other)])
+
+
+def test_the_export_served_by_a_static_server_answers_the_same(
+    served: Served, tmp_path: Path, sample_runs: Runs
+) -> None:
+    folder = tmp_path / "site"
+    written = export(served.view, str(folder))
+    assert written == len([path for path in folder.rglob("*") if path.is_file()])
+    handler = partial(SimpleHTTPRequestHandler, directory=str(folder))
+    static = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=static.serve_forever, daemon=True).start()
+    site = Served(served.view, f"http://127.0.0.1:{static.server_port}/")
+    try:
+        runs = get(served, "api/runs").json()
+        assert get(site, "api/runs.json").json() == runs
+        for number, run in enumerate(runs):
+            label = quote(run["label"])
+            assert get(site, f"api/runs/{number}/fields.json").json() == get(served, f"api/fields?run={label}").json()
+            for doc_id in (BRACKETS_DOC, HOSTILE_DOC):
+                served_doc = get(served, f"api/documents/{quote(doc_id)}?run={label}").json()
+                assert get(site, f"api/runs/{number}/documents/{quote(doc_id)}.json").json() == served_doc
+        suite = served.view.board["suites"].index("invoices")
+        invoices = get(served, f"api/fields?run={quote(runs[0]['label'])}&suite=invoices").json()
+        assert get(site, f"api/runs/0/fields/{suite}.json").json() == invoices
+        png = f"pages/{quote(BRACKETS_DOC)}/1.png"
+        assert get(site, png).content == get(served, png).content
+        for page in ("index.html", "fields.html", "audit.html", f"documents/{quote(BRACKETS_DOC)}.html"):
+            assert get(site, page).status_code == 200
+    finally:
+        static.shutdown()
+        static.server_close()
+
+
+def test_the_export_goes_to_s3(served: Served, s3_env: dict[str, str]) -> None:
+    from fixtures.services import S3_BUCKET
+
+    from oeb import storage
+
+    url = f"s3://{S3_BUCKET}/view-export"
+    export(served.view, url)
+    assert storage.read_json(storage.join(url, "api", "runs.json")) == get(served, "api/runs").json()
+    assert storage.exists(storage.join(url, "pages", BRACKETS_DOC, "1.png"))
+
+
+def test_oeb_view_serves_until_ctrl_c(sample_runs: Runs) -> None:
+    command = [sys.executable, "-m", "oeb", "view", sample_runs.a, "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        url = line.rsplit(" ", 1)[-1].strip()
+        assert line.startswith("oeb view: serving 1 run(s) at http://127.0.0.1:"), line
+        assert httpx.get(url + "api/runs", timeout=30).status_code == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in stderr
+
+
+def test_bad_input_is_one_line_and_a_failing_exit(sample_runs: Runs, tmp_path: Path, capsys) -> None:
+    assert main(["view", str(tmp_path / "nothing")]) == 1
+    assert main(["view", sample_runs.a, "--port", "70000"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and all(line.startswith("oeb view: ") for line in errors)
+
+
+def test_oeb_report_by_field_gives_the_apis_rows(served: Served, sample_runs: Runs, capsys) -> None:
+    assert main(["report", sample_runs.a, sample_runs.b, "--by", "field", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["runs"]
+    assert [run["label"] for run in printed] == labels(served)
+    for run in printed:
+        assert run["fields"] == get(served, f"api/fields?run={quote(run['label'])}").json()
+    assert main(["report", sample_runs.a, "--by", "field", "--format", "md"]) == 0
+    assert "| field | matched | misread |" in capsys.readouterr().out
+    assert main(["report", sample_runs.a, "--by", "field", "--format", "html"]) == 2
+    assert "--by field goes with" in capsys.readouterr().err
+
+
+def test_a_run_folder_on_s3_is_served(sample_runs: Runs, s3_env: dict[str, str]) -> None:
+    from fixtures.datasets import upload
+    from fixtures.services import S3_BUCKET
+
+    url = upload(Path(sample_runs.b), f"s3://{S3_BUCKET}/view-runs/b")
+    for site in serve(open_view([url])):
+        (run,) = get(site, "api/runs").json()
+        assert run["folder"] == url
+        answer = get(site, f"api/documents/{quote(BRACKETS_DOC)}?run={quote(run['label'])}").json()
+        assert answer["pages"] == 1 and answer["verdicts"]
+        assert sorted(row["path"] for row in get(site, f"api/fields?run={quote(run['label'])}").json()) == sorted(
+            by_path(sample_runs.b)
+        )

@@ -1,0 +1,188 @@
+"""`oeb view` in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright): every view opens
+from its URL, a selected verdict is outlined on its page, filters and a second system work, hostile
+values stay text, and the exported folder opens the same. One browser for the module."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Served
+
+from oeb.view.export import export
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.slow,  # a browser start and about 20 s of pages
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
+]
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:
+    """A fresh page; a script error in it fails the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
+    yield opened
+    context.close()
+    assert not errors
+
+
+def labels(served: Served) -> list[str]:
+    return served.view.labels
+
+
+def outlined_inside_its_page(page, selector: str) -> None:
+    """The outline is placed over its page's image, where the location's bbox says, scaled."""
+    box = page.locator(selector).first
+    box.wait_for()
+    page_number = box.evaluate("node => node.parentElement.dataset.page")
+    image = page.locator(f'.page[data-page="{page_number}"] img')
+    page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
+    outer, inner = image.bounding_box(), box.bounding_box()
+    assert outer and inner and inner["width"] > 2 and inner["height"] > 2
+    assert outer["x"] - 1 <= inner["x"] and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1
+    assert outer["y"] - 1 <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 1
+
+
+def test_the_leaderboard_has_each_system_its_interval_and_latency(page, served: Served) -> None:
+    page.goto(served.url)
+    page.locator("#chart").wait_for()
+    assert page.locator("#leaderboard tbody tr").count() == 2
+    assert page.locator("#chart circle").count() == 2 and page.locator("#chart .whisker").count() == 6
+    assert "latency p50" in page.locator("#leaderboard thead").inner_text()
+    page.locator("#leaderboard tbody a").first.click()
+    page.locator("#fields tbody tr").first.wait_for()
+    assert "/fields?run=" in page.url
+
+
+def test_fields_sort_filter_and_open_their_failing_documents(page, served: Served) -> None:
+    page.goto(served.url + f"fields?run={quote(labels(served)[0])}")
+    rows = page.locator("#fields tbody tr")
+    rows.first.wait_for()
+    every = rows.count()
+    accuracy = [float(text) for text in page.locator("#fields tbody tr td:nth-child(9)").all_inner_texts()]
+    assert accuracy == sorted(accuracy)  # worst first
+    page.get_by_role("button", name="field", exact=True).click()
+    paths = page.locator("#fields tbody th").all_inner_texts()
+    assert paths == sorted(paths)
+    page.select_option("#suite", "invoices")
+    page.wait_for_url("**suite=invoices**")
+    rows.first.wait_for()
+    assert 0 < rows.count() < every
+    worst = page.locator("#fields tbody tr").first
+    worst.focus()
+    page.keyboard.press("Enter")
+    link = page.locator("#failing a").first
+    link.wait_for()
+    assert page.evaluate("document.activeElement.tagName") == "A"
+    page.keyboard.press("Enter")
+    page.locator("tr.verdict:not([hidden])").first.wait_for()
+    assert "/documents/" in page.url
+    field = page.locator("#field").input_value()
+    visible = [row for row in page.locator("tr.verdict").all() if row.is_visible()]
+    assert field and visible and all(row.get_attribute("data-path") == field for row in visible)
+
+
+def test_a_selected_verdict_is_outlined_on_its_page(page, served: Served) -> None:
+    page.goto(served.url + f"documents/{quote(BRACKETS_DOC)}?run={quote(labels(served)[0])}")
+    title = page.locator('tr.verdict[data-address="title"]')
+    title.click()
+    outlined_inside_its_page(page, ".box.gold")
+    assert "gold on page 1" in page.locator("#where").inner_text()
+    # arrow keys move through the verdicts, each selected in turn
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.address") != "title"
+    assert page.locator("tr.verdict.selected").count() == 1
+
+
+def test_a_kind_filter_keeps_only_that_kind(page, served: Served) -> None:
+    page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}")
+    page.locator("tr.verdict").first.wait_for()
+    page.select_option("#kind", "misread")
+    visible = [row for row in page.locator("tr.verdict").all() if row.is_visible()]
+    assert visible and all("misread" in (row.get_attribute("data-results") or "") for row in visible)
+    assert "kind=misread" in page.url
+    page.reload()
+    page.locator("tr.verdict:not([hidden])").first.wait_for()
+    assert page.locator("#kind").input_value() == "misread"
+
+
+def test_two_systems_side_by_side(page, served: Served) -> None:
+    a, b = labels(served)
+    page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(a)}&vs={quote(b)}")
+    page.locator("tr.verdict").first.wait_for()
+    header = page.locator("#verdicts thead").inner_text()
+    assert f"prediction A: {a}" in header and f"prediction B: {b}" in header
+    assert page.locator("tr.verdict").first.locator("td").count() == 5  # gold, then each side's value and verdict
+
+
+def test_a_hostile_prediction_is_shown_as_text(page, served: Served) -> None:
+    page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}")
+    customer = page.locator('tr.verdict[data-address="customer"]')
+    customer.click()
+    cell = customer.locator(".value.pred")
+    assert cell.evaluate("node => node.textContent") == HOSTILE
+    assert page.locator("#verdicts img, #verdicts script").count() == 0
+    assert page.evaluate("window.pwned") is None
+    assert "prediction: not on the page" in page.locator("#where").inner_text()
+
+
+def test_the_schema_tree_counts_verdicts(page, served: Served) -> None:
+    page.goto(served.url + f"schema/{HOSTILE_DOC}?run={quote(labels(served)[0])}")
+    tree = page.locator("#schema-tree")
+    tree.wait_for()
+    assert "misread" in tree.locator("li", has_text="customer").first.inner_text()
+    assert tree.locator("li").count() > 5
+
+
+def test_an_unknown_document_is_a_404_page(page, served: Served) -> None:
+    response = page.goto(served.url + f"documents/nothing?run={quote(labels(served)[0])}")
+    assert response is not None and response.status == 404
+    page.get_by_role("alert").wait_for()
+    assert "nothing" in page.get_by_role("alert").inner_text()
+
+
+def test_the_audit_opens_from_its_url(page, served: Served) -> None:
+    page.goto(served.url + "audit")
+    page.locator("#audit").wait_for()
+    assert page.get_by_role("link", name="Gold audit").count() == 1
+
+
+def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path) -> None:
+    export(served.view, str(tmp_path))
+    static = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    threading.Thread(target=static.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{static.server_port}/"
+    try:
+        page.goto(site)
+        page.locator("#chart circle").first.wait_for()
+        assert page.locator("#leaderboard tbody tr").count() == 2
+        page.locator("#leaderboard tbody a").first.click()
+        page.locator("#fields tbody tr").first.wait_for()
+        page.goto(site + f"documents/{quote(BRACKETS_DOC)}.html?run={quote(labels(served)[0])}")
+        page.locator('tr.verdict[data-address="title"]').click()
+        outlined_inside_its_page(page, ".box.gold")
+        page.locator("a", has_text="schema").click()
+        page.locator("#schema-tree").wait_for()
+    finally:
+        static.shutdown()
+        static.server_close()
