@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,7 +275,8 @@ def _build(name: str, options: dict[str, Any], where: str) -> Adapter:
     try:
         return get(name, options)
     except OebError as error:
-        raise type(error)(f"{where}: system.{name}: {error}") from None
+        shown = name if name.isprintable() else repr(name)  # the user's own text: one line, always
+        raise type(error)(f"{where}: system.{shown}: {error}") from None
 
 
 def _check_scorers(scorers: Any, problems: _Problems) -> None:
@@ -374,8 +376,9 @@ class _Problems:
         if not isinstance(value, int | float) or isinstance(value, bool):
             self._bad(key, "a number" + (" or null" if optional else ""), value)
             return None
-        if isinstance(value, float) and not math.isfinite(value):
+        if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > sys.float_info.max:
             self.add(key, f"must be a finite number, not {value!r}")
+            return None
         elif positive and not value > 0:
             self.add(key, f"must be greater than 0, not {value!r}")
         return value
