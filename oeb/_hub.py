@@ -72,8 +72,13 @@ class _Quiet(hub_tqdm):
         super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]  # tqdm's __init__ is unannotated
 
 
-def _endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+_HUB = "https://huggingface.co"  # huggingface_hub's default endpoint
+
+
+def endpoint() -> str:
+    """The Hub this process talks to now: `HF_ENDPOINT`, else huggingface.co."""
+    # Not `constants.ENDPOINT`: huggingface_hub fixes that at its import, from the HF_ENDPOINT of then.
+    return (os.environ.get("HF_ENDPOINT") or _HUB).rstrip("/")
 
 
 def _cache_dir() -> Path:
@@ -128,7 +133,7 @@ class HubSnapshot:
                 repo_type="dataset",
                 revision=self.commit,
                 cache_dir=_cache_dir(),
-                endpoint=_endpoint(),
+                endpoint=endpoint(),
                 local_files_only=self.cached_only,
                 etag_timeout=_retry.timeout_seconds(),
                 tqdm_class=_Quiet,
@@ -143,7 +148,7 @@ class HubSnapshot:
             raise StorageNotFoundError(f"cannot read {self.root}/{path}: no such file in the dataset") from error
         except _NETWORK_ERRORS as error:
             raise HubError(
-                f"cannot download {path} of {self.root} from {_endpoint()} "
+                f"cannot download {path} of {self.root} from {endpoint()} "
                 f"({type(error).__name__}: {error}); check the network and your access (hf auth login)"
             ) from error
 
@@ -177,7 +182,7 @@ def pin(address: HubAddress) -> HubSnapshot:
         )
     except RepositoryNotFoundError as error:
         raise DatasetNotFoundError(
-            f"the Hub ({_endpoint()}) shows no dataset {address.repo_id}: it does not exist, or it is "
+            f"the Hub ({endpoint()}) shows no dataset {address.repo_id}: it does not exist, or it is "
             "private and no token on this machine can read it; check the name, or set HF_TOKEN"
         ) from error
     except RevisionNotFoundError as error:
@@ -185,7 +190,7 @@ def pin(address: HubAddress) -> HubSnapshot:
             f"{address.url} has no revision {address.revision!r}; give a branch, tag or commit after '@'"
         ) from error
     except _NETWORK_ERRORS as error:
-        return _cached_snapshot(address, f"the Hub cannot be reached at {_endpoint()} ({type(error).__name__})")
+        return _cached_snapshot(address, f"the Hub cannot be reached at {endpoint()} ({type(error).__name__})")
     assert info.sha is not None
     _remember_revision(address, info.sha)
     files = frozenset(sibling.rfilename for sibling in info.siblings or ())
@@ -259,7 +264,7 @@ def api() -> HfApi:
     of upload protocol follows `HF_HUB_DISABLE_XET` as set now too: huggingface_hub reads that
     variable once, at import, and keeps it in its `constants`."""
     constants.HF_HUB_DISABLE_XET = _true(os.environ.get("HF_HUB_DISABLE_XET", ""))
-    return HfApi(endpoint=_endpoint(), token=storage.hub_token())
+    return HfApi(endpoint=endpoint(), token=storage.hub_token())
 
 
 def commit_of(location: HubLocation) -> str:
@@ -271,7 +276,7 @@ def commit_of(location: HubLocation) -> str:
         )
     except RepositoryNotFoundError as error:
         raise StorageNotFoundError(
-            f"the Hub ({_endpoint()}) shows no dataset {location.repo_id}: check the name, "
+            f"the Hub ({endpoint()}) shows no dataset {location.repo_id}: check the name, "
             "or set HF_TOKEN for a private one"
         ) from error
     except RevisionNotFoundError as error:
@@ -280,8 +285,7 @@ def commit_of(location: HubLocation) -> str:
         ) from error
     except _NETWORK_ERRORS as error:
         raise HubError(
-            f"cannot reach the Hub at {_endpoint()} ({type(error).__name__}: {error}); "
-            "check the network and HF_ENDPOINT"
+            f"cannot reach the Hub at {endpoint()} ({type(error).__name__}: {error}); check the network and HF_ENDPOINT"
         ) from error
     assert info.sha is not None
     return info.sha

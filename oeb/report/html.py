@@ -43,8 +43,10 @@ def pdf_link(dataset: str | None, commit: str | None, doc_path: str | None) -> s
     if dataset.startswith("hf://datasets/"):
         from huggingface_hub import hf_hub_url  # only a Hub dataset needs it
 
+        from oeb import _hub
+
         repo = dataset.removeprefix("hf://datasets/")
-        return hf_hub_url(repo, doc_path, repo_type="dataset", revision=commit or "main")
+        return hf_hub_url(repo, doc_path, repo_type="dataset", revision=commit or "main", endpoint=_hub.endpoint())
     if storage.is_local(dataset):
         return (storage.local_path(dataset).absolute() / doc_path).as_uri()
     return storage.join(dataset, doc_path)
