@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import re
 import subprocess
@@ -175,6 +176,7 @@ def test_a_missing_file_fails_at_once_through_a_faulty_proxy(proxy: FaultProxy) 
 def test_storage_that_never_comes_back_fails_within_retry_s_saying_so(proxy: FaultProxy, monkeypatch, caplog) -> None:
     monkeypatch.setenv(_retry.RETRY_ENV, "3")
     monkeypatch.setattr(_retry, "_last_notice", -float("inf"))
+    monkeypatch.setattr(logging.getLogger("oeb"), "propagate", True)  # an in-process CLI test may have cut it
     monkeypatch.setattr(_retry.random, "uniform", lambda low, high: high / 2)  # waits 0.1, 0.2, 0.4, 0.8 s ...
     proxy.down = True
     started = time.monotonic()

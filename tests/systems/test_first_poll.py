@@ -68,4 +68,6 @@ def test_polls_start_one_interval_apart_however_long_each_takes(vendor: Vendor, 
     polls = [request.received for request in fake.sent(*vendor.finish)]
     assert len(polls) == 4
     gaps = [later - earlier for earlier, later in itertools.pairwise(polls)]
-    assert all(INTERVAL - 0.02 <= gap < INTERVAL + 0.1 for gap in gaps), gaps  # not interval + 0.15
+    # Timed where the fake receives each poll: a loaded machine delays one receipt and shortens the next
+    # gap, so the floor has slack; the ceiling is the point (not interval + 0.15).
+    assert all(INTERVAL - 0.06 <= gap < INTERVAL + 0.1 for gap in gaps), gaps
