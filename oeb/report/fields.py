@@ -2,8 +2,8 @@
 `line_items[3].unit_price` -> `line_items[].unit_price`), and per path the count of each verdict,
 the accuracy and the documents holding it, worst accuracy first.
 
-Accuracy is matched / total over all six verdicts: an invented item or field counts against the field
-it was invented under, as the scorer's F1 counts them as false positives. `suite` keeps only the
+Accuracy is matched / total over all six verdicts, as the scorer's own accuracy (docs/scorer.md): an
+invented item or field counts against the path it was invented under. `suite` keeps only the
 documents whose suite (by `suites`, doc_id -> suite, as `suites_of` reads it from a run) is that one.
 
 Only indices are folded: `[3]` (a position) and `[p1]` (a paired item), as `show_address` prints them,

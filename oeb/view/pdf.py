@@ -12,14 +12,21 @@ import re
 import struct
 import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
+from oeb.errors import StorageFormatError
+
 _PDFIUM = threading.Lock()
 """PDFium is not thread-safe: every call into it holds this lock (the server answers in threads)."""
 _DIGITS = re.compile(r"[0-9]")
+LONGEST = 2000
+"""A string longer than this (in characters) is not looked for: no page prints it as one run of text, and
+searching for it on every page of a large document costs more than a page view may take."""
 
 
 @dataclass(frozen=True)
@@ -48,17 +55,36 @@ def _fold(text: str, drop: str) -> tuple[str, tuple[int, ...]]:
     return "".join(char for char, _ in kept), tuple(index for _, index in kept)
 
 
+@contextmanager
+def _opened(data: bytes) -> Iterator[Any]:
+    """The PDF opened in PDFium (lock held), StorageFormatError in one line when it is not one."""
+    with _PDFIUM:
+        try:
+            document = pypdfium2.PdfDocument(data)
+        except pypdfium2.PdfiumError as error:
+            raise StorageFormatError(f"not a readable PDF ({len(data)} bytes): {error}") from None
+        try:
+            yield document
+        finally:
+            document.close()
+
+
 class PdfText:
-    """A PDF's text layer, read once: `page_count` and the characters of every page with their boxes."""
+    """A PDF's text layer: `page_count` at once, each page's characters and boxes when first asked for
+    (a document view of page 1 does not wait for page 300's text)."""
 
     def __init__(self, data: bytes) -> None:
-        with _PDFIUM:
-            document = pypdfium2.PdfDocument(data)
-            try:
-                self.page_count: int = len(document)
-                self._pages = [self._read(document[number]) for number in range(self.page_count)]
-            finally:
-                document.close()
+        self._data = data
+        with _opened(data) as document:
+            self.page_count: int = len(document)
+        self._pages: dict[int, _Page] = {}
+
+    def page(self, number: int) -> _Page:
+        """The page (from 1), read on first use."""
+        if number not in self._pages:
+            with _opened(self._data) as document:
+                self._pages[number] = self._read(document[number - 1])
+        return self._pages[number]
 
     @staticmethod
     def _read(page: Any) -> _Page:
@@ -75,7 +101,13 @@ class PdfText:
         return _Page(plain, plain_at, bare, bare_at, tuple(boxes))
 
     def pages(self) -> list[_Page]:
-        return self._pages
+        """Every page in order (those not yet read, read with the document opened once)."""
+        missing = [number for number in range(1, self.page_count + 1) if number not in self._pages]
+        if missing:
+            with _opened(self._data) as document:
+                for number in missing:
+                    self._pages[number] = self._read(document[number - 1])
+        return [self._pages[number] for number in range(1, self.page_count + 1)]
 
 
 def _number_forms(value: float) -> set[str]:
@@ -112,7 +144,7 @@ def _find(text: str, needle: str, number: bool) -> list[int]:
 
 def locate(pdf: PdfText, value: Any) -> list[Location]:
     """Every place on the pages where the value stands (strings and numbers; nothing for others)."""
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool) or value is None or (isinstance(value, str) and len(value) > LONGEST):
         return []
     places = []
     for number, page in enumerate(pdf.pages(), start=1):
@@ -148,12 +180,8 @@ def _png(width: int, height: int, rows: bytes) -> bytes:
 
 def render_page(data: bytes, page: int, *, scale: float = 1.5) -> bytes:
     """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point."""
-    with _PDFIUM:
-        document = pypdfium2.PdfDocument(data)
-        try:
-            bitmap = document[page - 1].render(scale=scale, rev_byteorder=True)
-            pixels = bitmap.to_numpy()
-        finally:
-            document.close()
+    with _opened(data) as document:
+        bitmap = document[page - 1].render(scale=scale, rev_byteorder=True)
+        pixels = bitmap.to_numpy()
     height, width = pixels.shape[:2]
     return _png(width, height, pixels[:, :, :3].tobytes())
