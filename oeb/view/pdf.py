@@ -1,5 +1,5 @@
 """A document's PDF as `oeb view` needs it: its pages' text with each character's box, where a value
-stands on the pages, and a page rendered as PNG (PDFium, through pypdfium2).
+stands on the pages, and a page rendered as PNG (PDFium through pypdfium2, encoded by Pillow).
 
 A value is found in the text layer as the scorer would read it: case, whitespace and (for numbers)
 thousands separators aside, a number in any of the forms that give the same value (`1234.5`,
@@ -8,10 +8,9 @@ thousands separators aside, a number in any of the forms that give the same valu
 
 from __future__ import annotations
 
+import io
 import re
-import struct
 import threading
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -166,22 +165,10 @@ def locate(pdf: PdfText, value: Any) -> list[Location]:
     return places
 
 
-def _png(width: int, height: int, rows: bytes) -> bytes:
-    """RGB rows (each `width * 3` bytes) as a PNG file."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    stride = width * 3
-    raw = b"".join(b"\x00" + rows[row * stride : (row + 1) * stride] for row in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
-
-
 def render_page(data: bytes, page: int, *, scale: float = 1.5) -> bytes:
     """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point."""
     with _opened(data) as document:
-        bitmap = document[page - 1].render(scale=scale, rev_byteorder=True)
-        pixels = bitmap.to_numpy()
-    height, width = pixels.shape[:2]
-    return _png(width, height, pixels[:, :, :3].tobytes())
+        image = document[page - 1].render(scale=scale).to_pil()
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
