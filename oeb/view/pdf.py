@@ -9,16 +9,19 @@ thousands separators aside, a number in any of the forms that give the same valu
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
 from oeb.errors import StorageFormatError
+from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, canonical_key
 
 _PDFIUM = threading.Lock()
 """PDFium is not thread-safe: every call into it holds this lock (the server answers in threads)."""
@@ -141,20 +144,40 @@ def _find(text: str, needle: str, number: bool) -> list[int]:
     return starts
 
 
+def _date_forms(text: str) -> set[str]:
+    """The ways a page may print the date the scorer reads in `text` (its formats, the day and month
+    with or without a leading zero); nothing when it reads no date."""
+    key = canonical_key(text)
+    if not key.startswith(DATE_PREFIX):
+        return set()
+    day = date.fromisoformat(key[len(DATE_PREFIX) :])
+    forms = set()
+    for form in DATE_FORMATS:
+        for day_form, month_form in itertools.product(("%d", str(day.day)), ("%m", str(day.month))):
+            forms.add(day.strftime(form.replace("%d", day_form).replace("%m", month_form)))
+    return forms
+
+
+def _needles(value: Any) -> tuple[set[str], bool]:
+    """The folded texts to look for and whether they are numbers (then not inside a longer number,
+    and looked for without thousands separators)."""
+    if isinstance(value, int | float):
+        return {form.casefold() for form in _number_forms(value)}, True
+    dates = _date_forms(value)
+    return {_fold(form, "")[0] for form in {value, *dates}}, bool(dates)
+
+
 def locate(pdf: PdfText, value: Any) -> list[Location]:
-    """Every place on the pages where the value stands (strings and numbers; nothing for others)."""
-    if isinstance(value, bool) or value is None or (isinstance(value, str) and len(value) > LONGEST):
+    """Every place on the pages where the value stands (strings and numbers; nothing for others).
+
+    A string the scorer reads as a date is also looked for in every date format it reads
+    (`2024-03-05` is found where the page prints `March 5, 2024`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or len(str(value)) > LONGEST:
         return []
+    needles, numeric = _needles(value)
     places = []
     for number, page in enumerate(pdf.pages(), start=1):
-        if isinstance(value, int | float):
-            needles = {form.casefold() for form in _number_forms(float(value) if isinstance(value, float) else value)}
-            text, at, numeric = page.bare, page.bare_at, True
-        elif isinstance(value, str):
-            needles = {_fold(value, "")[0]}
-            text, at, numeric = page.plain, page.plain_at, False
-        else:
-            return []
+        text, at = (page.bare, page.bare_at) if isinstance(value, int | float) else (page.plain, page.plain_at)
         seen: set[tuple[int, int]] = set()
         for needle in sorted(needles, key=len, reverse=True):
             for start in _find(text, needle, numeric):
