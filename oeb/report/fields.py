@@ -1,6 +1,13 @@
 """Verdicts per schema field: every address folded to its field's path (array indices dropped,
 `line_items[3].unit_price` -> `line_items[].unit_price`), and per path the count of each verdict,
-the accuracy and the documents holding it, worst accuracy first."""
+the accuracy and the documents holding it, worst accuracy first.
+
+Accuracy is matched / total over all six verdicts, as the scorer's own accuracy (docs/scorer.md): an
+invented item or field counts against the path it was invented under. `suite` keeps only the
+documents whose suite (by `suites`, doc_id -> suite, as `suites_of` reads it from a run) is that one.
+
+Only indices are folded: `[3]` (a position) and `[p1]` (a paired item), as `show_address` prints them,
+so a key holding brackets, dots or quotes (`notes[draft]`, `a.b`) stays as printed."""
 
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from oeb.report.runs import Run
 from oeb.run.results import SCORER, VERDICT_SCHEMA
 from oeb.scoring import RESULTS
 
-_INDEX = re.compile(r"\[[^\]]*\]")
+_INDEX = re.compile(r"\[p?[0-9]+\]")
 
 
 def fold(address: str) -> str:
@@ -28,7 +35,8 @@ def fold(address: str) -> str:
 @dataclass(frozen=True)
 class FieldRow:
     """One field: `counts` of each of the six verdicts, their `total`, `accuracy` (matched / total,
-    None without verdicts), the `documents` holding it and those where it has an error (`failing`)."""
+    None without verdicts), the `documents` holding it and those where it has an error (`failing`,
+    the most errors first)."""
 
     path: str
     counts: dict[str, int]
@@ -37,16 +45,21 @@ class FieldRow:
     documents: int
     failing: tuple[str, ...]
 
+    @property
+    def matched(self) -> int:
+        return self.counts["matched"]
+
 
 def field_rows(
     verdicts: pa.Table, *, suite: str | None = None, suites: Mapping[str, str] | None = None
 ) -> list[FieldRow]:
     """The rows of a run's verdicts (verdicts.parquet: `id`, `address`, `result`), only the documents
-    of `suite` (by `suites`, doc_id -> suite) when given; worst accuracy first, then by path."""
+    of `suite` (by `suites`, doc_id -> suite) when given; worst accuracy first, then the most errors,
+    then by path."""
     ids, addresses, results = (verdicts.column(name).to_pylist() for name in ("id", "address", "result"))
     counts: dict[str, dict[str, int]] = {}
     documents: dict[str, dict[str, None]] = {}
-    failing: dict[str, dict[str, None]] = {}
+    failing: dict[str, dict[str, int]] = {}
     for doc_id, address, result in zip(ids, addresses, results, strict=True):
         if suite is not None and (suites or {}).get(doc_id) != suite:
             continue
@@ -56,13 +69,16 @@ def field_rows(
             row[result] += 1
         documents.setdefault(path, {})[doc_id] = None
         if result != "matched" and result in row:
-            failing.setdefault(path, {})[doc_id] = None
+            errors = failing.setdefault(path, {})
+            errors[doc_id] = errors.get(doc_id, 0) + 1
     rows = []
     for path, row in counts.items():
         total = sum(row.values())
         accuracy = row["matched"] / total if total else None
-        rows.append(FieldRow(path, row, total, accuracy, len(documents[path]), tuple(failing.get(path, {}))))
-    return sorted(rows, key=lambda r: (2.0 if r.accuracy is None else r.accuracy, r.path))
+        errors = failing.get(path, {})
+        worst = tuple(sorted(errors, key=lambda doc: (-errors[doc], doc)))
+        rows.append(FieldRow(path, row, total, accuracy, len(documents[path]), worst))
+    return sorted(rows, key=lambda r: (2.0 if r.accuracy is None else r.accuracy, r.matched - r.total, r.path))
 
 
 COLUMNS = ["id", "address", "result"]

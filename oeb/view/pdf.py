@@ -1,5 +1,5 @@
 """A document's PDF as `oeb view` needs it: its pages' text with each character's box, where a value
-stands on the pages, and a page rendered as PNG (PDFium, through pypdfium2).
+stands on the pages, and a page rendered as PNG (PDFium through pypdfium2, encoded by Pillow).
 
 A value is found in the text layer as the scorer would read it: case, whitespace and (for numbers)
 thousands separators aside, a number in any of the forms that give the same value (`1234.5`,
@@ -8,18 +8,27 @@ thousands separators aside, a number in any of the forms that give the same valu
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
-import struct
 import threading
-import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
+from oeb.errors import StorageFormatError
+from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, canonical_key
+
 _PDFIUM = threading.Lock()
 """PDFium is not thread-safe: every call into it holds this lock (the server answers in threads)."""
 _DIGITS = re.compile(r"[0-9]")
+LONGEST = 2000
+"""A string longer than this (in characters) is not looked for: no page prints it as one run of text, and
+searching for it on every page of a large document costs more than a page view may take."""
 
 
 @dataclass(frozen=True)
@@ -48,17 +57,36 @@ def _fold(text: str, drop: str) -> tuple[str, tuple[int, ...]]:
     return "".join(char for char, _ in kept), tuple(index for _, index in kept)
 
 
+@contextmanager
+def _opened(data: bytes) -> Iterator[Any]:
+    """The PDF opened in PDFium (lock held), StorageFormatError in one line when it is not one."""
+    with _PDFIUM:
+        try:
+            document = pypdfium2.PdfDocument(data)
+        except pypdfium2.PdfiumError as error:
+            raise StorageFormatError(f"not a readable PDF ({len(data)} bytes): {error}") from None
+        try:
+            yield document
+        finally:
+            document.close()
+
+
 class PdfText:
-    """A PDF's text layer, read once: `page_count` and the characters of every page with their boxes."""
+    """A PDF's text layer: `page_count` at once, each page's characters and boxes when first asked for
+    (a document view of page 1 does not wait for page 300's text)."""
 
     def __init__(self, data: bytes) -> None:
-        with _PDFIUM:
-            document = pypdfium2.PdfDocument(data)
-            try:
-                self.page_count: int = len(document)
-                self._pages = [self._read(document[number]) for number in range(self.page_count)]
-            finally:
-                document.close()
+        self._data = data
+        with _opened(data) as document:
+            self.page_count: int = len(document)
+        self._pages: dict[int, _Page] = {}
+
+    def page(self, number: int) -> _Page:
+        """The page (from 1), read on first use."""
+        if number not in self._pages:
+            with _opened(self._data) as document:
+                self._pages[number] = self._read(document[number - 1])
+        return self._pages[number]
 
     @staticmethod
     def _read(page: Any) -> _Page:
@@ -75,7 +103,13 @@ class PdfText:
         return _Page(plain, plain_at, bare, bare_at, tuple(boxes))
 
     def pages(self) -> list[_Page]:
-        return self._pages
+        """Every page in order (those not yet read, read with the document opened once)."""
+        missing = [number for number in range(1, self.page_count + 1) if number not in self._pages]
+        if missing:
+            with _opened(self._data) as document:
+                for number in missing:
+                    self._pages[number] = self._read(document[number - 1])
+        return [self._pages[number] for number in range(1, self.page_count + 1)]
 
 
 def _number_forms(value: float) -> set[str]:
@@ -110,20 +144,40 @@ def _find(text: str, needle: str, number: bool) -> list[int]:
     return starts
 
 
+def _date_forms(text: str) -> set[str]:
+    """The ways a page may print the date the scorer reads in `text` (its formats, the day and month
+    with or without a leading zero); nothing when it reads no date."""
+    key = canonical_key(text)
+    if not key.startswith(DATE_PREFIX):
+        return set()
+    day = date.fromisoformat(key[len(DATE_PREFIX) :])
+    forms = set()
+    for form in DATE_FORMATS:
+        for day_form, month_form in itertools.product(("%d", str(day.day)), ("%m", str(day.month))):
+            forms.add(day.strftime(form.replace("%d", day_form).replace("%m", month_form)))
+    return forms
+
+
+def _needles(value: Any) -> tuple[set[str], bool]:
+    """The folded texts to look for and whether they are numbers (then not inside a longer number,
+    and looked for without thousands separators)."""
+    if isinstance(value, int | float):
+        return {form.casefold() for form in _number_forms(value)}, True
+    dates = _date_forms(value)
+    return {_fold(form, "")[0] for form in {value, *dates}}, bool(dates)
+
+
 def locate(pdf: PdfText, value: Any) -> list[Location]:
-    """Every place on the pages where the value stands (strings and numbers; nothing for others)."""
-    if isinstance(value, bool) or value is None:
+    """Every place on the pages where the value stands (strings and numbers; nothing for others).
+
+    A string the scorer reads as a date is also looked for in every date format it reads
+    (`2024-03-05` is found where the page prints `March 5, 2024`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or len(str(value)) > LONGEST:
         return []
+    needles, numeric = _needles(value)
     places = []
     for number, page in enumerate(pdf.pages(), start=1):
-        if isinstance(value, int | float):
-            needles = {form.casefold() for form in _number_forms(float(value) if isinstance(value, float) else value)}
-            text, at, numeric = page.bare, page.bare_at, True
-        elif isinstance(value, str):
-            needles = {_fold(value, "")[0]}
-            text, at, numeric = page.plain, page.plain_at, False
-        else:
-            return []
+        text, at = (page.bare, page.bare_at) if isinstance(value, int | float) else (page.plain, page.plain_at)
         seen: set[tuple[int, int]] = set()
         for needle in sorted(needles, key=len, reverse=True):
             for start in _find(text, needle, numeric):
@@ -134,26 +188,10 @@ def locate(pdf: PdfText, value: Any) -> list[Location]:
     return places
 
 
-def _png(width: int, height: int, rows: bytes) -> bytes:
-    """RGB rows (each `width * 3` bytes) as a PNG file."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    stride = width * 3
-    raw = b"".join(b"\x00" + rows[row * stride : (row + 1) * stride] for row in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
-
-
 def render_page(data: bytes, page: int, *, scale: float = 1.5) -> bytes:
     """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point."""
-    with _PDFIUM:
-        document = pypdfium2.PdfDocument(data)
-        try:
-            bitmap = document[page - 1].render(scale=scale, rev_byteorder=True)
-            pixels = bitmap.to_numpy()
-        finally:
-            document.close()
-    height, width = pixels.shape[:2]
-    return _png(width, height, pixels[:, :, :3].tobytes())
+    with _opened(data) as document:
+        image = document[page - 1].render(scale=scale).to_pil()
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()

@@ -9,12 +9,20 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from oeb.view.pdf import PdfText, locate, render_page
+from oeb.errors import StorageFormatError
+from oeb.view.pdf import LONGEST, PdfText, locate, render_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from dataset_files import pdf_bytes
 
-LINES = ["Invoice INV-0042 from ACME   Tools", "Total: 1,234.50 EUR", "Quantity 12 of 1120", *[""] * 60, "Page two: 7"]
+LINES = [
+    "Invoice INV-0042 from ACME   Tools",
+    "Total: 1,234.50 EUR",
+    "Quantity 12 of 1120",
+    "Due March 5, 2024",
+    *[""] * 59,
+    "Page two: 7",
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +58,22 @@ def test_a_page_without_text_holds_nothing_and_still_renders() -> None:
     png = render_page(blank, 1, scale=0.5)
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert int.from_bytes(png[16:20]) == 306 and int.from_bytes(png[20:24]) == 396  # 612 x 792 pt at 0.5
+
+
+def test_a_damaged_pdf_is_one_line_error() -> None:
+    damaged = pdf_bytes(LINES)[:200]
+    for call in (lambda: PdfText(damaged), lambda: render_page(damaged, 1)):
+        with pytest.raises(StorageFormatError, match="not a readable PDF") as caught:
+            call()
+        assert "\n" not in str(caught.value)
+
+
+def test_a_huge_string_is_not_looked_for(text: PdfText) -> None:
+    assert locate(text, "acme tools " * (LONGEST // 5)) == [] and locate(text, "") == []
+    assert locate(text, "  ACME\nTools ") != []  # a line break inside is whitespace like any other
+
+
+def test_a_date_is_found_in_the_formats_the_scorer_reads(text: PdfText) -> None:
+    (due,) = locate(text, "2024-03-05")  # the page prints "March 5, 2024"
+    assert due.page == 1 and 66 < due.bbox[1] < 78 < due.bbox[3] < 82  # line 4: baseline 78 pt
+    assert locate(text, "05.03.2024") == [due] and locate(text, "2024-03-06") == []
