@@ -211,7 +211,8 @@ class View:
             return self._verdicts[run.url]
 
     def _document_verdicts(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
-        """One document's verdicts: only the row groups that can hold it are read."""
+        """One document's verdicts: the file is fetched whole (storage's retry policy needs it whole),
+        and only the row groups that can hold the document are decoded."""
         url = storage.join(run.url, SCORER, "verdicts.parquet")
         try:
             table = storage.read_parquet(url, _DOCUMENT_COLUMNS, [("id", "==", doc_id)])
