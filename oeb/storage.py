@@ -10,7 +10,7 @@ naming the URL and the fix (`StorageDown` past the retry time, `DiskFull` for a 
 
 Credentials (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `HF_TOKEN`, ...) never
 travel in a Ray runtime environment, which Ray writes to every node's logs: a worker is handed the
-driver's in a call (`oeb.run.cluster.sealed`) and holds them in memory only while its caller needs
+driver's in a call (the values of its arguments) and holds them in memory only while its caller needs
 them (`holding`), as storage options given to fsspec and huggingface_hub; without any, a worker uses
 its node's own credential chain (instance role, mounted profile). docs/guarantees.md#secrets.
 """

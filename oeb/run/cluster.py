@@ -14,10 +14,12 @@ is and left running. Workers of a cluster oeb joins do not share the driver's en
 storage settings a worker needs (the `AWS_*`, `HF_*` and `OEB_*` variables that are not secret:
 endpoint, region, profile name) travel in the job's runtime environment. Nothing secret does: Ray
 writes every runtime environment in plain text to a log file on each node (`runtime_env_agent.log`),
-and job metadata, actor names and (in some cases) task arguments to others. So the system's API keys
-and the storage credentials are put in Ray's object store (`sealed`) and the reference handed in a
-call: the run's actors take them once (`oeb.run.predict.SystemActor.take_env`), a grading task or a
-warm worker for each batch, which it holds in memory only while it grades it (`oeb.storage.holding`).
+and job metadata and actor names to others. So the system's API keys and the storage credentials are
+handed over as the values of a call's arguments, which Ray keeps in memory and writes to no file: the
+run's actors take them once (`oeb.run.predict.SystemActor.take_env`), a grading task or a warm worker
+with each batch, which it holds in memory only while it grades it (`oeb.storage.holding`). Not through
+Ray's object store: an object there can be spilled to disk, and a warm worker reading the same
+reference batch after batch once waited for it forever on a two-node cluster.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from oeb import _sigterm
 from oeb.errors import RayUnavailable, UsageError
@@ -284,7 +286,7 @@ def timing(phase: str, seconds: float, cpu: float | None = None) -> None:
 
 def worker_env() -> dict[str, str]:
     """The driver's variables that workers need to reach storage, none secret (never a credential,
-    which `storage.credentials` gives to be `sealed`, nor a system's API key)."""
+    which `storage.credentials` gives to be handed in a call, nor a system's API key)."""
     from oeb import storage  # fsspec and pyarrow: not for `import oeb` (which loads this module)
 
     return {
@@ -292,23 +294,6 @@ def worker_env() -> dict[str, str]:
         for name, value in os.environ.items()
         if value and name.startswith(FORWARDED_PREFIXES) and not storage.is_credential(name)
     }
-
-
-def sealed(secrets: Mapping[str, Any]) -> list[Any]:
-    """`secrets` in Ray's object store (in memory, freed with its last reference), boxed in a list so
-    that a task or actor call is handed the reference, never the values: Ray writes no argument of
-    its own there (`opened` reads them back on the worker)."""
-    import ray
-
-    return [ray.put(dict(secrets))]
-
-
-def opened(box: list[Any]) -> dict[str, Any]:
-    """The secrets `sealed` put in Ray's object store, read on the worker."""
-    import ray
-
-    values: dict[str, Any] = ray.get(box[0])
-    return values
 
 
 def system_keys(keys: Sequence[str], stand_ins: Mapping[str, str]) -> dict[str, str]:

@@ -100,13 +100,13 @@ class _InProcess:
 
 
 def _grade_task(
-    dataset: list[Any], groups: list[Group], details: bool, secrets: list[Any]
+    dataset: list[Any], groups: list[Group], details: bool, secrets: dict[str, Any]
 ) -> tuple[list[list[dict[str, Any]]], str]:
     """One batch on a Ray worker (`dataset`: `put_once`'s boxed reference; `secrets`: the driver's
-    storage credentials, `sealed`, held for the batch only), and the node that scored it."""
+    storage credentials, held for the batch only), and the node that scored it."""
     import ray
 
-    with storage.holding(cluster.opened(secrets)):
+    with storage.holding(secrets):
         return grade_groups(dataset_of(dataset), groups, details), ray.get_runtime_context().get_node_id()
 
 
@@ -128,7 +128,7 @@ class _OnRay:
         # A worker that dies (killed, out of memory) has its task run again: same scores.
         self._task = ray.remote(max_retries=3)(_grade_task)
         self._datasets: dict[int, tuple[Dataset, Any]] = {}
-        self._secrets = cluster.sealed(storage.credentials())
+        self._secrets = storage.credentials()
 
     def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> Any:
         size = sum(item.size for _, items in groups for item in items)

@@ -55,7 +55,7 @@ from oeb.batch.sender import Sender
 from oeb.dataset import Dataset, Row
 from oeb.errors import BudgetReached, OebError, RunStopped, StorageOutage, StorageStopped
 from oeb.run import jobs
-from oeb.run.cluster import alive_nodes, opened, pinned, sealed, spread, system_keys, uses_ray, worker_env
+from oeb.run.cluster import alive_nodes, pinned, spread, system_keys, uses_ray, worker_env
 from oeb.run.config import Config
 from oeb.run.folder import RunFolder
 from oeb.run.limiter import StartSchedule
@@ -180,14 +180,13 @@ class SystemActor:
         """The run folder, whose jobs/ holds the handles of the jobs this actor submits."""
         self.node = node or _ray().get_runtime_context().get_node_id()
 
-    def take_env(self, env: dict[str, str], secrets: list[Any]) -> None:
-        """Take the driver's storage settings, and the system's API keys and storage credentials
-        (`sealed`), as they are now (a reused Ray session predates them). They come in a call, not in
-        the actor's runtime environment, which Ray writes to its logs in plain text; the credentials
-        are held in memory for the run (`oeb.storage.hold`), which ends with the actor."""
-        values = opened(secrets)
-        os.environ.update(env | values["keys"])
-        storage.hold(values["storage"])
+    def take_env(self, env: dict[str, str], keys: dict[str, str], secrets: dict[str, Any]) -> None:
+        """Take the driver's storage settings, and the system's API keys and storage credentials, as
+        they are now (a reused Ray session predates them). They come in a call, not in the actor's
+        runtime environment, which Ray writes to its logs in plain text; the credentials are held in
+        memory for the run (`oeb.storage.hold`), which ends with the actor."""
+        os.environ.update(env | keys)
+        storage.hold(secrets)
 
     def halt(self) -> None:
         """The system stopped: calls waiting for a slot return without asking (`started` None)."""
@@ -330,8 +329,8 @@ class Pool:
 
         try:
             keys = system_keys(self.config.adapter.key_names(), self.config.adapter.stand_ins)
-            secrets = sealed({"keys": keys, "storage": storage.credentials()})
-            _ray().get([actor.take_env.remote(worker_env(), secrets) for actor in actors], timeout=_START_SECONDS)
+            secrets = storage.credentials()
+            _ray().get([actor.take_env.remote(worker_env(), keys, secrets) for actor in actors], timeout=_START_SECONDS)
         except GetTimeoutError:
             raise RunStopped(
                 f"the actors of {self.config.system} did not start within {_START_SECONDS:g} s; check the "

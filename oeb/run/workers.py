@@ -36,8 +36,6 @@ from oeb.run.cluster import (
     ADDRESS_VARIABLE,
     FORWARDED_PREFIXES,
     choose,
-    opened,
-    sealed,
     session,
     warm_minutes,
     worker_env,
@@ -107,10 +105,10 @@ class GradingWorker:
         threading.Thread(target=self._retire_when_idle, name="oeb-idle", daemon=True).start()
 
     def grade(
-        self, dataset: list[Any], groups: list[Group], details: bool, env: dict[str, str], secrets: list[Any]
+        self, dataset: list[Any], groups: list[Group], details: bool, env: dict[str, str], secrets: dict[str, Any]
     ) -> tuple[list[list[dict[str, Any]]], str]:
-        """One batch with the calling command's storage settings and credentials (`secrets`: `sealed`,
-        held for this batch only, then dropped: a warm worker outlives its caller), and the node that
+        """One batch with the calling command's storage settings and credentials (`secrets`, held for
+        this batch only, then dropped: a warm worker outlives its caller), and the node that
         scored it (`dataset`: `put_once`'s boxed reference, read once per worker)."""
         with self._counting:
             self._busy += 1
@@ -122,7 +120,7 @@ class GradingWorker:
                 ]:
                     del os.environ[name]
                 os.environ.update(env)
-                with storage.holding(opened(secrets)):
+                with storage.holding(secrets):
                     return self._grade(self._dataset_of(dataset), groups, details), self._node
         finally:
             with self._counting:
@@ -180,7 +178,7 @@ class Pool:
         import ray
 
         self._ray = ray
-        self._env, self._secrets = env, sealed(storage.credentials())
+        self._env, self._secrets = env, storage.credentials()
         self._actor = ray.remote(GradingWorker)
         self._idle = warm_minutes() * 60
         self._workers: list[Any] = []

@@ -165,9 +165,7 @@ def test_a_worker_whose_memory_peaked_leaves_once_idle(warm: None, tmp_path: Pat
     options = {"name": workers._name(workers.code_digest(), node, 0), "namespace": workers.NAMESPACE}
     worker = ray.remote(workers.GradingWorker).options(lifetime="detached", **options)
     heavy = worker.remote(workers.code_digest(), 600, heavy=1)  # any peak is too much
-    ray.get(
-        heavy.grade.remote([ray.put(dataset)], [(str(folder), [Item(row, 1, False)])], False, {}, cluster.sealed({}))
-    )
+    ray.get(heavy.grade.remote([ray.put(dataset)], [(str(folder), [Item(row, 1, False)])], False, {}, {}))
     assert len(_named()) == 1
     deadline = time.monotonic() + 60
     while _named() and time.monotonic() < deadline:
