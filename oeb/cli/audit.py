@@ -23,7 +23,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument(
-        "runs", nargs="*", metavar="RUN", help="graded run folders of one dataset (local, s3:// or hf://), 3 or more"
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="graded run folders of one dataset, or folders of them (local, s3:// or hf://), 3 or more",
+    )
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
     )
     parser.add_argument(
         "--min-agree",
@@ -49,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Audit, print or write the findings, and write the proposed fixes when asked."""
     from oeb.errors import UsageError
-    from oeb.report import audit, load_runs
+    from oeb.cli._runs import log_to_stderr
+    from oeb.report import audit
+    from oeb.report.folders import load_folders
     from oeb.report.html import render_audit_html
     from oeb.report.tables import markdown_table
 
@@ -59,12 +69,12 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.min_agree is not None and args.min_agree < 2:
         raise UsageError(f"--min-agree {args.min_agree}: give 2 or more (one system agrees with itself)")
-    if args.min_agree is not None and args.min_agree > len(args.runs):
+    log_to_stderr()
+    runs = load_folders(args.runs, all_runs=args.all_runs) if args.runs else []
+    if args.min_agree is not None and args.min_agree > len(runs):
         raise UsageError(
-            f"--min-agree {args.min_agree} is more than the {len(args.runs)} runs given; give at most "
-            f"{len(args.runs)}, or more runs"
+            f"--min-agree {args.min_agree} is more than the {len(runs)} runs given; give at most {len(runs)}, or more runs"
         )
-    runs = load_runs(args.runs) if args.runs else []
     dataset = audit.dataset_of(runs, args.dataset)
     min_agree = args.min_agree or audit.default_min_agree(len(runs))
     if runs and min_agree > len(runs):

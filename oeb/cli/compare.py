@@ -28,7 +28,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "runs must cover the same documents of one dataset."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local, s3:// or hf://): the baseline")
+    parser.add_argument(
+        "run_a",
+        metavar="RUN_A",
+        help="a graded run folder (local, s3:// or hf://), or a folder of runs of one setting (the newest): the baseline",
+    )
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
     output_flags(parser, ("text", "md", "json", "html"), "text")
@@ -70,14 +74,18 @@ def _text(result: dict[str, Any], to_file: bool) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Print or write the comparison, then apply the `--fail-if-worse` gate."""
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import compare, load_runs
+    from oeb.cli._runs import log_to_stderr
+    from oeb.report import compare
+    from oeb.report.folders import load_one
+    from oeb.report.runs import labelled
     from oeb.report.html import render_compare_html
     from oeb.report.paired import worse_beyond
-    from oeb.report.tables import compare_markdown
+    from oeb.report.tables import compare_markdown, p_text, signed_points
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
-    a, b = load_runs([args.run_a, args.run_b], distinct=False)
+    log_to_stderr()
+    a, b = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "
@@ -98,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_if_worse is not None and worse_beyond(paired, args.fail_if_worse):
         low, high = paired["ci95"]
         raise QualityGateFailed(
-            f"{b.name} is worse than {a.name}: accuracy {100 * paired['mean_diff']:+.2f} points, 95% interval "
-            f"{100 * low:+.2f} to {100 * high:+.2f}, entirely below -{100 * args.fail_if_worse:.2f}"
+            f"{b.name} is worse than {a.name}: accuracy {signed_points(paired['mean_diff'])} points, 95% interval "
+            f"{signed_points(low)} to {signed_points(high)}, entirely below {signed_points(-args.fail_if_worse)}, "
+            f"p = {p_text(paired['p_value'])}"
         )
     return 0

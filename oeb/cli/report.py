@@ -53,7 +53,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "is a run labelled by its folder name."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local, s3:// or hf://)")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="a graded run folder, or a folder of them (local, s3:// or hf://)"
+    )
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
+    )
     output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",
@@ -143,7 +150,9 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import leaderboard, load_runs, markdown, render_html
+    from oeb.cli._runs import log_to_stderr
+    from oeb.report import leaderboard, markdown, render_html
+    from oeb.report.folders import load_folders
 
     if args.details_limit < 0:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
@@ -151,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
     if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
         raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
-    runs = load_runs(args.runs)
+    log_to_stderr()
+    runs = load_folders(args.runs, all_runs=args.all_runs)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
     if args.by == "field":
         emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)

@@ -21,7 +21,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Serves until Ctrl-C; --export DIR writes the same app as static files instead."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded folder (local, s3:// or hf://)")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="a graded folder, or a folder of them (local, s3:// or hf://)"
+    )
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765; 0: any free)")
     parser.add_argument(
@@ -42,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give one from 1 to 65535 (0: any free port)")
-    view = open_view(args.runs, audit=args.audit)
+    from oeb.cli._runs import log_to_stderr
+
+    log_to_stderr()
+    view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs)
     if args.export:
         from oeb.view.export import export
 

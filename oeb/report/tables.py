@@ -130,11 +130,15 @@ PAIRED_COLUMNS = ("scope", "documents", "Δ accuracy (B - A)", "95% CI", "p-valu
 TOP_COLUMNS = ("document", "A", "B", "Δ accuracy", "verdicts moved (B - A)")
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.2f}"
+def signed_points(value: float | None) -> str:
+    """Percentage points with their sign; one that rounds to zero is plain 0.00 (never -0.00)."""
+    if value is None:
+        return "–"
+    shown = f"{100 * value:+.2f}"
+    return "0.00" if float(shown) == 0 else shown
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | None) -> str:
     return "–" if value is None else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
@@ -143,14 +147,14 @@ def paired_rows(paired: dict[str, Any]) -> list[list[str]]:
     rows = []
     for scope, stats in [("all", paired), *paired["per_suite"].items()]:
         ci = stats["ci95"]
-        interval = "–" if ci is None else f"{_signed(ci[0])} to {_signed(ci[1])}"
+        interval = "–" if ci is None else f"{signed_points(ci[0])} to {signed_points(ci[1])}"
         rows.append(
             [
                 scope,
                 str(stats["documents"]),
-                _signed(stats["mean_diff"]),
+                signed_points(stats["mean_diff"]),
                 interval,
-                _p(stats["p_value"]),
+                p_text(stats["p_value"]),
                 stats["verdict"],
             ]
         )
@@ -167,7 +171,7 @@ def top_rows(block: dict[str, Any]) -> list[list[str]]:
             for value, status in zip(doc["accuracy"], doc["status"], strict=True)
         ]
         moved = ", ".join(f"{kind} {count:+d}" for kind, count in doc["moved"].items())
-        rows.append([doc["id"], *accuracy, _signed(doc["delta"]), moved])
+        rows.append([doc["id"], *accuracy, signed_points(doc["delta"]), moved])
     return rows
 
 
@@ -185,7 +189,7 @@ def paired_note(result: dict[str, Any]) -> str:
     method = result["paired"]["method"]
     return (
         f"Percentage points; difference: {method['difference']}; CI: {method['ci95']}; "
-        f"p: {method['p_value']}. equal: the interval holds 0."
+        f"p: {method['p_value']}. no difference: the interval holds 0, or p is 0.05 or more."
     )
 
 
