@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from oeb.cli._output import print_json
@@ -123,9 +124,9 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     print_json(report)
     sys.stdout.flush()
     try:
-        tables = rich_tables(leaderboard(load_runs([folder])))
+        tables = _board([folder])
     except OebError:
-        tables = [summary_table(report)]
+        tables = lambda width: [summary_table(report)]  # noqa: E731
     _print_tables(tables)
 
 
@@ -140,9 +141,10 @@ def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
     out = sys.stderr if as_json else sys.stdout
     if graded:
         try:
-            tables = rich_tables(leaderboard(load_runs([e.plan.folder.url for e in graded], distinct=False)))
+            tables = _board([e.plan.folder.url for e in graded], distinct=False)
         except OebError:
-            tables = [summary_table(e.result.report) for e in graded if e.result is not None]
+            summaries: list[RenderableType] = [summary_table(e.result.report) for e in graded if e.result]
+            tables = lambda width: summaries  # noqa: E731
         _print_tables(tables, out)
     for ended in outcome.ended:
         state = (
@@ -185,15 +187,23 @@ def print_leaderboard(folders: list[str]) -> None:
     """The leaderboard of several graded runs on stderr, or one line saying why they cannot share one
     (other datasets or document sets)."""
     try:
-        tables = rich_tables(leaderboard(load_runs(folders, distinct=False)))
+        tables = _board(folders, distinct=False)
     except OebError as error:
         print(f"no leaderboard: {error}", file=sys.stderr)
         return
     _print_tables(tables)
 
 
-def _print_tables(tables: list[Table], stream: TextIO | None = None) -> None:
+def _print_tables(tables: Callable[[int | None], list[RenderableType]], stream: TextIO | None = None) -> None:
+    """The tables `tables(width)` gives for the stream's width (a terminal's own, else OUT_WIDTH)."""
     stream = stream or sys.stderr
     console = Console(file=stream, width=None if stream.isatty() else OUT_WIDTH)
-    for table in tables:
+    for table in tables(console.width):
         console.print(table)
+
+
+def _board(folders: list[str], distinct: bool = True) -> Callable[[int | None], list[RenderableType]]:
+    """The leaderboard of these runs at a width, the columns left out named with how to see them."""
+    board = leaderboard(load_runs(folders, distinct=distinct))
+    how = f"oeb report {' '.join(folders) if len(folders) < 3 else 'RUN ...'} --wide shows every column"
+    return lambda width: rich_tables(board, width, how)

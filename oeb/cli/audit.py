@@ -56,8 +56,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit, print or write the findings, and write the proposed fixes when asked."""
-    from oeb.errors import UsageError
     from oeb.cli._runs import log_to_stderr
+    from oeb.errors import UsageError
     from oeb.report import audit
     from oeb.report.folders import load_folders
     from oeb.report.html import render_audit_html
@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     runs = load_folders(args.runs, all_runs=args.all_runs) if args.runs else []
     if args.min_agree is not None and args.min_agree > len(runs):
         raise UsageError(
-            f"--min-agree {args.min_agree} is more than the {len(runs)} runs given; give at most {len(runs)}, or more runs"
+            f"--min-agree {args.min_agree} is more than the {len(runs)} runs given; give at most "
+            f"{len(runs)}, or more runs"
         )
     dataset = audit.dataset_of(runs, args.dataset)
     min_agree = args.min_agree or audit.default_min_agree(len(runs))

@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "run_a",
         metavar="RUN_A",
-        help="a graded run folder (local, s3:// or hf://), or a folder of runs of one setting (the newest): the baseline",
+        help="a graded run folder (local, s3:// or hf://), or a folder of runs of one setting (the newest): "
+        "the baseline",
     )
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
@@ -73,13 +74,13 @@ def _text(result: dict[str, Any], to_file: bool) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the comparison, then apply the `--fail-if-worse` gate."""
-    from oeb.errors import QualityGateFailed, UsageError
     from oeb.cli._runs import log_to_stderr
+    from oeb.errors import QualityGateFailed, UsageError
     from oeb.report import compare
     from oeb.report.folders import load_one
-    from oeb.report.runs import labelled
     from oeb.report.html import render_compare_html
     from oeb.report.paired import worse_beyond
+    from oeb.report.runs import labelled
     from oeb.report.tables import compare_markdown, p_text, signed_points
 
     if args.top < 1:

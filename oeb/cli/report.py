@@ -77,6 +77,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "folded), the count of each verdict, accuracy and documents, worst first (text, md or json)",
     )
     parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="text: every column, however wide the terminal (by default the columns that do not fit are "
+        "left out and named; the system, headline and CI always stay)",
+    )
+    parser.add_argument(
         "--mixed-scorers",
         action="store_true",
         help="rank runs graded by different scorers together, with a scorer column",
@@ -95,13 +101,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def _text(tables: list[Any], to_file: bool) -> str | None:
-    """The tables printed to the terminal (None), or as plain text for a file."""
-    # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
+def _console(to_file: bool) -> Console:
+    """A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH."""
     if not to_file:
-        console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
-    else:
-        console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+        return Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+    return Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+
+
+def _text(tables: list[Any], to_file: bool, console: Console | None = None) -> str | None:
+    """The tables printed to the terminal (None), or as plain text for a file."""
+    console = console or _console(to_file)
     for table in tables:
         console.print(table)
     return console.export_text() if to_file else None
@@ -149,8 +158,8 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
-    from oeb.errors import QualityGateFailed, UsageError
     from oeb.cli._runs import log_to_stderr
+    from oeb.errors import QualityGateFailed, UsageError
     from oeb.report import leaderboard, markdown, render_html
     from oeb.report.folders import load_folders
 
@@ -169,7 +178,11 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         from oeb.report import rich_tables
 
-        text = _text(rich_tables(board), args.out is not None)
+        console = _console(args.out is not None)
+        tables = rich_tables(board, None if args.wide else console.width)
+        if args.wide:  # as wide as the table: the terminal wraps what it cannot show
+            console.width = max(console.width, console.measure(tables[0]).maximum)
+        text = _text(tables, args.out is not None, console)
     elif args.format == "md":
         text = markdown(board)
     elif args.format == "json":

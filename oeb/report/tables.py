@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from oeb import _fit
 from oeb.report.leaderboard import KINDS
 
 COLUMNS = ("system", "headline", "accuracy", *(k.replace("invented_", "inv. ") for k in KINDS))
@@ -83,25 +85,85 @@ def _caption(board: dict[str, Any]) -> str:
     )
 
 
-def rich_tables(board: dict[str, Any]) -> list[Table]:
-    """The leaderboard and the per-suite accuracy table, for a terminal."""
+PRIORITY = {
+    "system": _fit.ALWAYS,
+    "headline": _fit.ALWAYS,
+    "accuracy 95% CI": _fit.ALWAYS,
+    "scorer": _fit.ALWAYS,
+    "accuracy": 1,
+    "coverage": 2,
+    "cost/1k pages": 3,
+    "documents": 4,
+    "cost/doc": 5,
+    "latency p50/p95": 6,
+    **{kind.replace("invented_", "inv. "): 7 for kind in KINDS},
+}
+"""Which leaderboard columns a narrow terminal keeps longest (higher numbers are dropped first)."""
+SYSTEM_WIDTH = 16
+"""A system label wider than this folds onto more lines rather than crowd out a figure."""
+WIDE = "--wide shows every column"
+
+
+def rich_tables(board: dict[str, Any], width: int | None = None, how: str = WIDE) -> list[RenderableType]:
+    """The leaderboard and the per-suite accuracy table, for a terminal `width` columns wide (None:
+    every column): every figure whole, the columns that do not fit left out (the system, headline
+    and CI never) and named in a line after the leaderboard, which says `how` to see them."""
+    header, rows = _columns(board), [_cells(row, board, "\n") for row in board["rows"]]
+    columns = [
+        _fit.column(name, [row[i] for row in rows], PRIORITY[name], SYSTEM_WIDTH if i == 0 else None)
+        for i, name in enumerate(header)
+    ]
+    kept = columns if width is None else _fit.fit(columns, width)
+    sizes = [None] * len(kept) if width is None else _fit.widths(kept, width)
+    shown = [header.index(column.header) for column in kept]
     table = Table(title="leaderboard · field_matching", title_justify="left", caption=_caption(board))
-    rows = [_cells(row, board, "\n") for row in board["rows"]]
-    for i, column in enumerate(_columns(board)):
-        # A narrow terminal wraps the headers and the system names, never a number.
-        widest = max((len(line) for cells in rows for line in cells[i].splitlines()), default=0)
-        if i == 0:
-            table.add_column(column, overflow="fold")
-        else:
-            table.add_column(column, justify="right", min_width=widest)
+    for column, size in zip(kept, sizes, strict=True):
+        # A narrow terminal wraps the headers and folds the system labels, never a number.
+        right: dict[str, Any] = {"overflow": "fold"} if column.header == "system" else {"justify": "right"}
+        table.add_column(column.header, width=size, min_width=column.need, **right)
     for cells in rows:
-        table.add_row(*map(Text, cells))  # Text: ids and options may hold [brackets]
-    suites = Table(title="accuracy per suite (scored/documents)", title_justify="left")
-    for column in ("system", *board["suites"]):
-        suites.add_column(column, justify="left" if column == "system" else "right")
-    for row in board["rows"]:
-        suites.add_row(*map(Text, _suite_cells(row, board["suites"])))
-    return [table, suites]
+        table.add_row(*(Text(cells[i]) for i in shown))  # Text: ids and options may hold [brackets]
+    out: list[RenderableType] = [table]
+    dropped = [column.header for column in columns if column not in kept]
+    if dropped and width is not None:
+        out.append(Text(_fit.dropped_line(dropped, width, how)))
+    return out + _suite_tables(board, width)
+
+
+def _suite_tables(board: dict[str, Any], width: int | None) -> list[RenderableType]:
+    """Accuracy per suite: a suite's cell on two lines when one line is too wide, and the suites
+    spread over several tables when even that is (every table keeps the system column)."""
+    cells = [_suite_cells(row, board["suites"]) for row in board["rows"]]
+    system = min(SYSTEM_WIDTH, _fit.cells_need("system", [row[0] for row in cells]))
+
+    def needs(folded: bool) -> list[int]:
+        lines = [
+            [row[i].replace(" (", "\n(") if folded else row[i] for row in cells]
+            for i in range(1, len(board["suites"]) + 1)
+        ]
+        return [_fit.cells_need(suite, column) for suite, column in zip(board["suites"], lines, strict=True)]
+
+    folded = width is not None and _fit.table_width([system, *needs(False)]) > width
+    groups: list[list[int]] = [[]]
+    for number, need in enumerate(needs(folded), start=1):
+        if (
+            groups[-1]
+            and width is not None
+            and _fit.table_width([system, *(needs(folded)[i - 1] for i in groups[-1]), need]) > width
+        ):
+            groups.append([])
+        groups[-1].append(number)
+    tables: list[RenderableType] = []
+    for group in groups:
+        suites = Table(title="accuracy per suite (scored/documents)" if not tables else None, title_justify="left")
+        suites.add_column("system", overflow="fold", min_width=system)
+        for number in group:
+            suites.add_column(board["suites"][number - 1], justify="right", no_wrap=True)
+        for row in cells:
+            shown = [row[i].replace(" (", "\n(") if folded else row[i] for i in group]
+            suites.add_row(Text(row[0]), *map(Text, shown))
+        tables.append(suites)
+    return tables
 
 
 def markdown_table(header: list[str], rows: list[list[str]], numbers: set[int] | None = None) -> str:

@@ -487,6 +487,10 @@ class Retries:
         """When the earliest may start."""
         return self._heap[0][0]
 
+    def last(self) -> float:
+        """When the latest may start (-inf when every one may start now)."""
+        return max(entry[0] for entry in self._heap)
+
     def pop(self) -> tuple[Row, Asking | None]:
         """The earliest retry."""
         _, _, row, asking = heapq.heappop(self._heap)
@@ -860,6 +864,7 @@ def _loop(
                 for row, record in run.answered(progress):
                     _save(run, row, record, progress, saver)
                 progress.in_flight(run.job.label, min(run.in_flight, run.limit))
+                _show_retries(run, progress)
                 _show_pace(run, progress)
             wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
             if pending:
@@ -880,6 +885,18 @@ def _loop(
         saver.close()
     for run in runs:
         progress.in_flight(run.job.label, 0)
+        progress.retrying(run.job.label, 0, None, None)
+
+
+def _show_retries(run: SystemRun, progress: RunProgress) -> None:
+    """The documents waiting out a back-off, and in how many seconds the first and the last may start."""
+    if not run.retries:
+        progress.retrying(run.job.label, 0, None, None)
+        return
+    now = time.monotonic()
+    progress.retrying(
+        run.job.label, len(run.retries), max(0.0, run.retries.first() - now), max(0.0, run.retries.last() - now)
+    )
 
 
 def _storage_failed(runs: list[SystemRun], outage: StorageOutage, progress: RunProgress) -> None:

@@ -21,8 +21,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from oeb import _json, storage
 from oeb.errors import OebError, StorageNotFoundError, ViewNotFound
 from oeb.report import leaderboard
-from oeb.report.folders import load_folders
 from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_of
+from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page

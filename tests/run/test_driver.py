@@ -145,3 +145,24 @@ def test_a_resume_of_100_records_lists_the_folder_once(tmp_path: Path, monkeypat
     resumed = engine.plan_resume(plan.folder.url)
     assert resumed.to_ask == () and len(resumed.rows) == 100
     assert [url for url in listed if url.startswith(plan.folder.url)] == [plan.folder.url]
+
+
+def test_documents_waiting_out_a_back_off_reach_the_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5xx's back-off is shown as documents waiting to retry (not as nothing in flight)."""
+    monkeypatch.setattr(Mock, "retry", RetryPolicy(backoff=0.2, multiplier=1.0, jitter=0.0))  # not 20, 60, 120 s
+    config = _config(tmp_path, tmp_path / "calls.log", server_error=0.5)
+    [plan] = engine.plan_runs([str(config)], str(tmp_path / "runs"), ["rows.limit=6"]).plans
+    plan.folder.launch(plan.config.plain(), plan.settings)
+    seen: list[tuple[int, float | None]] = []
+
+    class Watched(RunProgress):
+        def retrying(self, system: str, waiting: int, first_in: float | None, last_in: float | None) -> None:
+            seen.append((waiting, first_in))
+            super().retrying(system, waiting, first_in, last_in)
+
+    progress = Watched([plan.label], {plan.label: len(plan.rows)}, io.StringIO(), metrics=False)
+    with progress:
+        [predicted] = predict_jobs([Job(plan.label, plan.config, plan.dataset, plan.rows, plan.folder)], progress)
+    assert predicted.stopped is None
+    assert any(waiting > 0 and first_in is not None and 0 < first_in <= 0.2 for waiting, first_in in seen), seen
+    assert seen[-1] == (0, None) and progress.systems[plan.label].retrying == 0
