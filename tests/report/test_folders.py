@@ -52,7 +52,7 @@ def test_a_folder_of_runs_is_read_as_its_newest_runs(local_runs, capsys) -> None
     assert sorted(rows) == ["perfect", "sloppy-new", "sloppy-old"] and err == ""
     assert main(["report", folder, "--all-runs", "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "mock (name=\"sloppy\") · sloppy-old |" in out and "mock (name=\"sloppy\") · sloppy-new |" in out
+    assert 'mock (name="sloppy") · sloppy-old |' in out and 'mock (name="sloppy") · sloppy-new |' in out
 
 
 def test_compare_audit_and_view_take_folders_too(local_runs, tmp_path, capsys) -> None:
