@@ -120,9 +120,7 @@ def test_graders_on_ray_side_by_side_write_the_same_bytes_as_in_this_process(
     assert _files(first) == _files(second) == _files(here)
 
 
-def test_grading_names_the_failed_documents_and_counts_the_cache_right(
-    tmp_path: Path, in_process, caplog
-) -> None:
+def test_grading_names_the_failed_documents_and_counts_the_cache_right(tmp_path: Path, in_process, caplog) -> None:
     """Two predictions corrupted after a first grading: the line names them (and the record that
     failed) with their reasons, and counts as from the cache only the documents scored from it."""
     folder = _answered(tmp_path / "mine")
