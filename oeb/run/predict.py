@@ -552,6 +552,8 @@ class SystemRun:
     left: int | None = None
     """Documents never started because the budget was reached (None: it was not)."""
     shown_pace: float | None = None
+    budget_note: str | None = None
+    """The budget-reached line, held until the saves queued before it are shown (so it follows them)."""
     halted: bool = False
     outage: StorageOutage | None = None
     """The storage failure that stopped the system (its unsaved answers are in `spill`)."""
@@ -873,6 +875,7 @@ def _loop(
                 wait = 0.0
             for run, row, record in saver.finished(wait):
                 _saved(run, row, record, progress, on_saved)
+            _say_budget(runs, progress)
             if saver.outage is not None and not saver.handled:
                 saver.handled = True
                 _storage_failed(runs, saver.outage, progress)
@@ -883,6 +886,7 @@ def _loop(
                         on_done(run.job, Predicted(run.stats(), _stopped(run)))
     finally:
         saver.close()
+    _say_budget(runs, progress)
     for run in runs:
         progress.in_flight(run.job.label, 0)
         progress.retrying(run.job.label, 0, None, None)
@@ -961,9 +965,15 @@ def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgres
         progress.spend(run.job.label, spent["usd"], spent["credits"])
         if spending.reached and run.queue:
             run.may_start()
-            progress.note(
-                run.job.label, f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
-            )
+            run.budget_note = f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
+
+
+def _say_budget(runs: list[SystemRun], progress: RunProgress) -> None:
+    """A system's budget-reached line, once the documents whose cost reached it are shown saved."""
+    for run in runs:
+        if run.budget_note is not None and not run.saving:
+            progress.note(run.job.label, run.budget_note)
+            run.budget_note = None
 
 
 def _saved(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:

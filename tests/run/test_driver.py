@@ -59,6 +59,9 @@ def test_a_budget_stops_starting_documents_and_a_larger_one_resumes(tmp_path: Pa
     assert code == 4, err
     folder = _folder(out)
     assert len(_calls(calls)) == 3  # 3 x $0.01 fit in $0.035; a fourth could pass it
+    events = [line.split("] ", 1)[1] for line in err.splitlines() if line.startswith("[")]
+    said = next(n for n, line in enumerate(events) if "budget reached" in line)
+    assert [line.split()[1] for line in events[:said]] == ["1/12", "2/12", "3/12"]  # after the saves it follows
     last = err.rstrip().splitlines()[-1]
     assert last.startswith("oeb run: the budget was reached: spent $0.03 of the $0.04 budget")
     assert f"{ROWS - 3} documents left" in last and f"oeb resume {folder} --set budget.usd=" in last
