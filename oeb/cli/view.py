@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="explore graded runs in a browser: fields, documents with each value on its PDF page",
         description=(
             "Serve a read-only web app over graded run folders or brought folders (local, s3:// or hf://): "
-            "the leaderboard with cost against accuracy and latency, the verdicts per schema field, each "
+            "the leaderboard with cost against the headline and latency, the verdicts per schema field, each "
             "document's verdicts beside its PDF pages with every value outlined where it stands, the schema "
             "with its verdict counts, and its JSON API. Runs are refused for the same reasons as oeb report. "
             "Serves until Ctrl-C; --export DIR writes the same app as static files instead."
