@@ -59,12 +59,15 @@ def fit(columns: list[Column], width: int) -> list[Column]:
     return kept
 
 
-def widths(columns: list[Column], width: int) -> list[int]:
+def widths(columns: list[Column], width: int, later: frozenset[int] = frozenset()) -> list[int]:
     """Each column's width: what it needs, then the room left given in order until each has its
-    natural width (rich's own squeezing ignores a column's minimum and cuts figures)."""
+    natural width, the `later` columns (names that fold) last (rich's own squeezing ignores a
+    column's minimum and cuts figures)."""
     out = [column.need for column in columns]
     spare = width - table_width(out)
-    for i, column in enumerate(columns):
+    order = [i for i in range(len(columns)) if i not in later] + sorted(later)
+    for i in order:
+        column = columns[i]
         grow = max(0, min(spare, column.natural - column.need))
         out[i] += grow
         spare -= grow

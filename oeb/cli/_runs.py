@@ -15,6 +15,7 @@ from rich.table import Table
 from oeb.cli._output import print_json
 from oeb.errors import OebError, PlanDeclined
 from oeb.report import leaderboard, load_runs, rich_tables
+from oeb.report.tables import fitted_table
 from oeb.scoring import RESULTS
 
 if TYPE_CHECKING:
@@ -95,21 +96,20 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def summary_table(report: dict[str, Any]) -> Table:
-    """The headline and the per-suite means, in percent, as a table."""
+def summary_table(report: dict[str, Any], width: int | None = None) -> Table:
+    """The headline and the per-suite means, in percent, as a table at most `width` columns wide."""
     summary = report["scorers"]["field_matching"]
-    table = Table(title=f"{report['run']} · field_matching", title_justify="left")
-    table.add_column("suite", justify="left")
-    errors = (kind.replace("invented_", "inv. ") for kind in _ERRORS)
-    for column in ("rows", "accuracy", "precision", "recall", *errors):
-        table.add_column(column, justify="right")
+    errors = [kind.replace("invented_", "inv. ") for kind in _ERRORS]
+    header = ["suite", "rows", "accuracy", "precision", "recall", *errors]
     scored = summary["scored"]
     groups = {"all scored": scored, **(scored["per_suite"] if scored else {})}
+    rows = []
     for name, means in groups.items():
         if means is None:
             continue
         numbers = [means["accuracy"], means["precision"], means["recall"], *(means[f"{k}_rate"] for k in _ERRORS)]
-        table.add_row(name, str(means["rows"]), *map(_percent, numbers))
+        rows.append([name, str(means["rows"]), *map(_percent, numbers)])
+    table = fitted_table(f"{report['run']} · field_matching", header, rows, width)
     cost = report["cost"]["usd"]
     table.caption = (
         f"headline {_percent(summary['headline'])} = accuracy × coverage {summary['coverage']:.3f}; "
@@ -126,7 +126,7 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     try:
         tables = _board([folder])
     except OebError:
-        tables = lambda width: [summary_table(report)]  # noqa: E731
+        tables = lambda width: [summary_table(report, width)]  # noqa: E731
     _print_tables(tables)
 
 
@@ -143,8 +143,8 @@ def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
         try:
             tables = _board([e.plan.folder.url for e in graded], distinct=False)
         except OebError:
-            summaries: list[RenderableType] = [summary_table(e.result.report) for e in graded if e.result]
-            tables = lambda width: summaries  # noqa: E731
+            reports = [e.result.report for e in graded if e.result]
+            tables = lambda width: [summary_table(report, width) for report in reports]  # noqa: E731
         _print_tables(tables, out)
     for ended in outcome.ended:
         state = (

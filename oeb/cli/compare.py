@@ -10,8 +10,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from oeb.cli.report import emit, fraction, output_flags
 
@@ -49,26 +47,32 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def _table(title: str, header: tuple[str, ...], rows: list[list[str]], left: int) -> Table:
-    table = Table(title=title, title_justify="left")
-    for i, column in enumerate(header):
-        table.add_column(column, justify="left" if i < left or i == len(header) - 1 else "right")
-    for cells in rows:
-        table.add_row(*map(Text, cells))  # Text: ids may hold [brackets], which rich reads as markup
-    return table
+FILE_WIDTH = 160
+"""The width of the comparison written to a file or a pipe (a terminal gets its own)."""
 
 
 def _text(result: dict[str, Any], to_file: bool) -> str | None:
-    """The comparison as tables: printed (None), or as plain text for a file."""
-    from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
+    """The comparison as tables, as wide as the terminal (every figure whole, ids folded): printed
+    (None), or as plain text for a file."""
+    from oeb.report.tables import (
+        PAIRED_COLUMNS,
+        TOP_COLUMNS,
+        compare_heading,
+        fitted_table,
+        paired_note,
+        paired_rows,
+        top_rows,
+    )
 
-    console = Console(file=io.StringIO(), record=True, width=160) if to_file else Console(width=160)
-    console.print(compare_heading(result), markup=False)
-    console.print(_table("paired: B - A", PAIRED_COLUMNS, paired_rows(result["paired"]), 1))
-    console.print(paired_note(result), markup=False)
+    terminal = not to_file and sys.stdout.isatty()
+    console = Console(file=io.StringIO() if to_file else None, record=to_file, width=None if terminal else FILE_WIDTH)
+    width = console.width
+    console.print(compare_heading(result), markup=False, highlight=False)
+    console.print(fitted_table("paired: B - A", list(PAIRED_COLUMNS), paired_rows(result["paired"]), width))
+    console.print(paired_note(result), markup=False, highlight=False)
     for suite, block in result["per_suite"].items():
         title = f"{suite}: {block['differ']} of {block['documents']} documents differ"
-        console.print(_table(title, TOP_COLUMNS, top_rows(block), 1))
+        console.print(fitted_table(title, list(TOP_COLUMNS), top_rows(block), width, text_last=True))
     return console.export_text() if to_file else None
 
 

@@ -118,11 +118,8 @@ def _text(tables: list[Any], to_file: bool, console: Console | None = None) -> s
 
 def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) -> str | None:
     """`--by field`: per run in the leaderboard's order, its rows of `oeb.report.fields`."""
-    from rich.table import Table
-    from rich.text import Text
-
     from oeb.report.fields import field_rows, row_json, run_verdicts, suites_of
-    from oeb.report.tables import markdown_table
+    from oeb.report.tables import fitted_table, markdown_table
     from oeb.scoring import RESULTS
 
     by_url = {run.url: run for run in runs}
@@ -145,15 +142,13 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
             f"## {run.label}\n\n" + markdown_table(header, [cells(r) for r in fields[run.url]]) for run in ordered
         ]
         return "\n\n".join(blocks) + "\n"
-    tables = []
-    for run in ordered:
-        table = Table(title=f"{run.label} · verdicts per field, worst first", title_justify="left")
-        for number, column in enumerate(header):
-            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
-        for row in fields[run.url]:
-            table.add_row(*map(Text, cells(row)))  # Text: field names may hold [brackets]
-        tables.append(table)
-    return _text(tables, to_file)
+    console = _console(to_file)
+    tables = [
+        fitted_table(f"{run.label} · verdicts per field, worst first", header, [cells(r) for r in fields[run.url]], w)
+        for run in ordered
+        for w in [console.width]
+    ]
+    return _text(tables, to_file, console)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -114,7 +114,7 @@ def rich_tables(board: dict[str, Any], width: int | None = None, how: str = WIDE
         for i, name in enumerate(header)
     ]
     kept = columns if width is None else _fit.fit(columns, width)
-    sizes = [None] * len(kept) if width is None else _fit.widths(kept, width)
+    sizes = [None] * len(kept) if width is None else _fit.widths(kept, width, frozenset({0}))
     shown = [header.index(column.header) for column in kept]
     table = Table(title="leaderboard · field_matching", title_justify="left", caption=_caption(board))
     for column, size in zip(kept, sizes, strict=True):
@@ -164,6 +164,28 @@ def _suite_tables(board: dict[str, Any], width: int | None) -> list[RenderableTy
             suites.add_row(Text(row[0]), *map(Text, shown))
         tables.append(suites)
     return tables
+
+
+def fitted_table(
+    title: str, header: list[str], rows: list[list[str]], width: int | None, *, left: int = 1, text_last: bool = False
+) -> Table:
+    """A table of text cells at most `width` columns wide (None: as wide as it needs), every figure
+    whole: the first `left` columns (names, ids) fold onto more lines past `SYSTEM_WIDTH`, a
+    `text_last` column (words) wraps, a figure never does."""
+    wraps = set(range(left)) | ({len(header) - 1} if text_last else set())
+    columns = [
+        _fit.column(name, [row[i] for row in rows], most=SYSTEM_WIDTH if i in wraps else None)
+        for i, name in enumerate(header)
+    ]
+    later = frozenset(wraps)
+    sizes: list[int | None] = [None] * len(columns) if width is None else list(_fit.widths(columns, width, later))
+    table = Table(title=title, title_justify="left")
+    for i, (column, size) in enumerate(zip(columns, sizes, strict=True)):
+        justify: Any = "left" if i in wraps else "right"
+        table.add_column(column.header, justify=justify, width=size, min_width=column.need, overflow="fold")
+    for row in rows:
+        table.add_row(*map(Text, row))  # Text: ids and names may hold [brackets]
+    return table
 
 
 def markdown_table(header: list[str], rows: list[list[str]], numbers: set[int] | None = None) -> str:
