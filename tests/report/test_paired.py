@@ -100,7 +100,13 @@ def test_compare_tells_a_2_percent_noise_run_from_a_15_percent_one(noise_runs, c
     assert paired["p_value"] < 0.05 and paired["verdict"] == "worse" and paired["documents"] == 40
     assert paired["mean_diff"] == pytest.approx(result["b"]["headline"] - result["a"]["headline"])
     assert paired["per_suite"]["invoices"]["mean_diff"] == pytest.approx(paired["mean_diff"])
+    capsys.readouterr()
     assert main(["compare", noise_runs["two"], noise_runs["fifteen"], "--fail-if-worse"]) == 3
+    error = capsys.readouterr().err
+    assert error.startswith("oeb compare: fifteen is worse than two: accuracy -") and error.count("\n") == 1
+    assert error.rstrip().endswith("entirely below 0.00, p = 0.0001")
+    margin = -paired["ci95"][1] + 0.01  # a margin larger than how far the interval's top is below 0
+    assert main(["compare", noise_runs["two"], noise_runs["fifteen"], "--fail-if-worse", f"{margin:.4f}"]) == 0
     assert main(["compare", noise_runs["fifteen"], noise_runs["two"], "--fail-if-worse"]) == 0
 
 
