@@ -381,7 +381,7 @@ class _Problems:
                 self.missing.append(dotted)
         for key in node:
             if key not in allowed:
-                shown = key if isinstance(key, str) and key.isprintable() else repr(key)  # one line, always
+                shown = key if isinstance(key, str) and key.isprintable() and key else repr(key)  # one line
                 self.unknown.append((prefix, shown, allowed))
 
     def _value(self, node: dict[str, Any], key: str) -> tuple[bool, Any]:
