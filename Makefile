@@ -72,7 +72,8 @@ imports: setup
 	$(UV) run lint-imports --no-cache
 
 # The figures pages (docs/performance/*.md, CHANGELOG.md) name only options and inputs their scripts
-# have: a command beside a figure must still run (scripts/check_docs.py; about 3 s).
+# have: a command beside a figure must still run; and no page (docs/, README, CONTRIBUTING, this
+# Makefile) names a path of one machine (scripts/check_docs.py; about 3 s).
 check-docs: setup
 	$(UV) run python scripts/check_docs.py
 
@@ -118,7 +119,7 @@ else
 	$(PYRUN) oeb grade $(RUNS) $(REGRADE_OUT)
 endif
 
-# `make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"`: the scorer on its family of
+# `make bench-scorer ARGS="--reference ../ref/.venv/bin/python"`: the scorer on its family of
 # generated tables, beside the reference (docs/performance/scorer.md); ARGS=--list names the inputs.
 bench-scorer: setup
 	$(PYRUN) python scripts/bench_scorer.py $(ARGS)
