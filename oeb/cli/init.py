@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from oeb.run.config import PUBLIC_DATASET, init_text
+from oeb.run.plan.config import PUBLIC_DATASET, init_text
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Print the config, or say in one line which options are wrong or missing and how to give them."""
-    from oeb.run._set import parse_assignment
+    from oeb.run.plan._set import parse_assignment
     from oeb.systems import OptionError
     from oeb.systems._options import REQUIRED
     from oeb.systems.registry import adapter_class

@@ -24,7 +24,7 @@ from oeb.report import leaderboard
 from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_of
 from oeb.report.folders import load_folders
 from oeb.report.runs import Run
-from oeb.run.results import SCORER
+from oeb.run.grade.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page
 
 if TYPE_CHECKING:

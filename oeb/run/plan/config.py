@@ -21,7 +21,7 @@ import yaml
 
 from oeb import storage
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
-from oeb.run._set import apply_sets, load_yaml
+from oeb.run.plan._set import apply_sets, load_yaml
 from oeb.systems import Adapter, OptionError, get
 from oeb.systems._options import problems as option_problems
 from oeb.systems.registry import adapter_class
