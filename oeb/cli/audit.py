@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from oeb.cli.report import emit, output_flags
+from oeb.cli.report import add_runs, emit, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -22,17 +22,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "text in the gold. Findings are proposals to check against the PDF; nothing is changed in place."
         ),
     )
-    parser.add_argument(
-        "runs",
-        nargs="*",
-        metavar="RUN",
-        help="graded run folders of one dataset, or folders of them (local, s3:// or hf://), 3 or more",
-    )
-    parser.add_argument(
-        "--all-runs",
-        action="store_true",
-        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
-    )
+    add_runs(parser, "*", "graded run folders of one dataset (3 or more)")
     parser.add_argument(
         "--min-agree",
         type=int,

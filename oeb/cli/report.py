@@ -32,6 +32,17 @@ def output_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...], defa
     parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
 
 
+def add_runs(parser: argparse.ArgumentParser, nargs: str, what: str) -> None:
+    """The RUN arguments (a graded folder, or a folder of them) and `--all-runs`, alike for report,
+    audit and view."""
+    parser.add_argument("runs", nargs=nargs, metavar="RUN", help=f"{what}, or a folder of them (local, s3:// or hf://)")
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
+    )
+
+
 def emit(verb: str, text: str | None, out: str | None) -> None:
     """Write the output to `out` (saying so on stderr) or to stdout; None: it was printed already."""
     if out:
@@ -53,14 +64,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "is a run labelled by its folder name."
         ),
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="a graded run folder, or a folder of them (local, s3:// or hf://)"
-    )
-    parser.add_argument(
-        "--all-runs",
-        action="store_true",
-        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
-    )
+    add_runs(parser, "+", "a graded run folder")
     output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",

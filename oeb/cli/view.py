@@ -10,6 +10,8 @@ from typing import Any
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb view` and its flags."""
+    from oeb.cli.report import add_runs
+
     parser = subparsers.add_parser(
         "view",
         help="explore graded runs in a browser: fields, documents with each value on its PDF page",
@@ -21,14 +23,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Serves until Ctrl-C; --export DIR writes the same app as static files instead."
         ),
     )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="a graded folder, or a folder of them (local, s3:// or hf://)"
-    )
-    parser.add_argument(
-        "--all-runs",
-        action="store_true",
-        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
-    )
+    add_runs(parser, "+", "a graded folder")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765; 0: any free)")
     parser.add_argument(
