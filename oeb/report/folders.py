@@ -32,12 +32,15 @@ def run_urls(url: str) -> list[str]:
         return [url]
     fs, path = storage.filesystem(url)
     root = path.rstrip("/") + "/"
+
     # A run sits one or two levels down (runs/NAME, or a published destination's runs/NAME).
+    def scores(depth: str) -> list[str]:
+        return [str(hit) for hit in fs.glob(f"{root}{depth}/{_SCORES}")]
+
     found: set[str] = set()
     for depth in ("*", "*/*"):
-        pattern = f"{root}{depth}/{_SCORES}"
-        hits = storage.retried(url, "list", lambda pattern=pattern: list(fs.glob(pattern)))  # type: ignore[misc]
-        found.update(str(hit).removeprefix(root).removesuffix("/" + _SCORES) for hit in hits)
+        hits = storage.retried(url, "list", lambda: scores(depth))  # noqa: B023 - called at once
+        found.update(hit.removeprefix(root).removesuffix("/" + _SCORES) for hit in hits)
     inner = sorted(name for name in found if not any(name.startswith(other + "/") for other in found))
     return [storage.join(url, name) for name in inner] or [url]
 
