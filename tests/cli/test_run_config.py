@@ -71,6 +71,8 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
         (["budget.credits=lots"], "budget.credits must be a number or null, not 'lots'"),
         (["budget.usd=.nan"], "budget.usd must be a finite number, not nan"),
         (["budget={eur: 5}"], "budget.eur is not a unit a budget has; the units are usd, credits"),
+        (["budget={usdd: 5}"], "budget.usdd is not a unit a budget has; did you mean budget.usd?"),
+        (["scorers={field_match: {}}"], "scorers.field_match is not a scorer; did you mean field_matching?"),
         (["budget=50"], "budget must be a mapping such as {usd: 50, credits: null}, not 50"),
         (
             ["ray.actors=x", "timeout=0"],
@@ -252,6 +254,11 @@ def test_a_config_with_five_problems_prints_five_lines(tmp_path: Path, capsys) -
         "system.mock: option 'latency' of mock takes float, not 'slow' (str)",
     ]
     assert not (tmp_path / "runs").exists()
+
+
+def test_an_unknown_system_gets_the_nearest_name(config: Path, capsys) -> None:
+    code, _, err = _oeb(capsys, "run", "--config", str(config), "--set", "system={mokc: {}}", "--out", "runs")
+    assert code == 1 and "system.mokc: unknown system 'mokc'; did you mean 'mock'?" in err and err.count("\n") == 1
 
 
 def test_a_minimal_config_names_what_it_lacks_once(tmp_path: Path, capsys) -> None:

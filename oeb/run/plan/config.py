@@ -315,7 +315,9 @@ def _check_scorers(scorers: Any, problems: _Problems) -> None:
         if not all(isinstance(entry, dict) for entry in entries):
             problems.add(f"scorers.{name}", "is the scorer's options (such as {}) or a list of them")
         elif name not in SCORERS:
-            problems.add(f"scorers.{name}", f"is not a scorer; the scorers are {', '.join(SCORERS)}")
+            close = difflib.get_close_matches(str(name), SCORERS, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            problems.add(f"scorers.{name}", f"is not a scorer; {hint}the scorers are {', '.join(SCORERS)}")
         elif any(entries):
             option = next(iter(next(e for e in entries if e)))
             problems.add(f"scorers.{name}", f"has no option {option!r}: field_matching takes none")
@@ -462,7 +464,9 @@ class _Problems:
         for key in value:
             if key not in BUDGET_KEYS:
                 shown = key if isinstance(key, str) and key.isprintable() else repr(key)
-                self.add(f"budget.{shown}", f"is not a unit a budget has; the units are {', '.join(BUDGET_KEYS)}")
+                close = difflib.get_close_matches(str(key), BUDGET_KEYS, n=1)
+                hint = f"did you mean budget.{close[0]}? " if close else ""
+                self.add(f"budget.{shown}", f"is not a unit a budget has; {hint}the units are {', '.join(BUDGET_KEYS)}")
         self.seen.update(f"budget.{unit}" for unit in BUDGET_KEYS if unit in value)
         amounts = []
         for unit in BUDGET_KEYS:
