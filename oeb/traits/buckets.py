@@ -50,7 +50,7 @@ def bucket(trait: str, value: int | None, edges: Edges) -> str:
 
 
 def _whole(value: object) -> int:
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, bool | float):
         raise ValueError(value)
     return int(str(value).strip())
 
