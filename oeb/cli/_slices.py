@@ -63,7 +63,7 @@ def add_trait_flags(parser: argparse.ArgumentParser, *, mix: bool = True) -> Non
         )
 
 
-def _configured(path: str | None) -> dict[str, Any]:
+def configured(path: str | None) -> dict[str, Any]:
     """The `slices:` block of a config: {buckets: {TRAIT: [edges]}}; {} without --config."""
     if path is None:
         return {}
@@ -88,7 +88,7 @@ def traits_of(runs: Sequence[Run], args: argparse.Namespace, command: str) -> Tr
 
     if args.min_docs < 1:
         raise UsageError(f"--min-docs {args.min_docs}: give a positive number of documents")
-    edges = parse_buckets(args.bucket, _configured(args.config))
+    edges = parse_buckets(args.bucket, configured(args.config))
     traits = document_traits(dataset_of(runs, args.dataset), edges)
     for line in traits.warnings():
         print(f"oeb {command}: warning: {line}", file=sys.stderr)

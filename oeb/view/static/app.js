@@ -117,7 +117,7 @@ function fail(error) {
 }
 
 function nav(current) {
-  const items = [["board", "Leaderboard"], ["fields", "Fields"]];
+  const items = [["board", "Leaderboard"], ["fields", "Fields"], ...(globalThis.OEB_NAV || [])];
   if (CONF.audit) items.push(["audit", "Gold audit"]);
   const run = params.get("run");
   document.getElementById("nav").replaceChildren(
@@ -485,7 +485,7 @@ async function audit() {
 
 // -- start ---------------------------------------------------------------------------------------
 
-const VIEWS = { board, fields, documents: documentView, schema, audit };
+const VIEWS = { board, fields, documents: documentView, schema, audit, ...(globalThis.OEB_VIEWS || {}) };
 
 async function start() {
   nav(CONF.view);

@@ -1,0 +1,71 @@
+"""`oeb view`'s slices (docs/slices.md): the runs sliced by each document trait, as `oeb report --by
+TRAIT --format json` gives them, and with `--mix` the scores at that mix.
+
+The traits are computed (or read from their cache) the first time a slices page asks, from the
+dataset the runs were graded against; a mix is read when the server starts, so a bad one is refused
+before anything is served.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from oeb.errors import UsageError, ViewNotFound
+from oeb.report.mix import Mix, mix_report
+from oeb.report.slices import MIN_DOCS, slice_report
+
+if TYPE_CHECKING:
+    from oeb.traits import Traits
+    from oeb.view.api import View
+
+
+@dataclass
+class Slicing:
+    """How the view slices: the bucket edges, the least documents of a ranked slice, the mix (None
+    without `--mix`), and the traits once read."""
+
+    edges: Mapping[str, tuple[int, ...]] | None = None
+    min_docs: int = MIN_DOCS
+    mix: Mix | None = None
+    traits: Traits | None = None
+    _cache: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def of(self, view: View) -> Traits:
+        """The traits of the view's documents (read once)."""
+        with self._lock:
+            if self.traits is None:
+                from oeb.traits import document_traits
+
+                self.traits = document_traits(view.dataset(), self.edges)
+            return self.traits
+
+    def traits_json(self, view: View) -> dict[str, Any]:
+        """`GET /api/slices`: the traits (each with its values) and whether a mix is shown."""
+        traits = self.of(view)
+        return {
+            "traits": [{"trait": name, "values": traits.labels(name)} for name in traits.names],
+            "mix": self.mix is not None,
+            "warnings": traits.warnings(),
+        }
+
+    def slices_json(self, view: View, trait: str) -> dict[str, Any]:
+        """`GET /api/slices?trait=T`: the same numbers as `oeb report RUN... --by T --format json`."""
+        traits = self.of(view)
+        try:
+            traits.check(trait)
+        except UsageError as error:
+            raise ViewNotFound(str(error)) from None
+        with self._lock:
+            if trait not in self._cache:
+                self._cache[trait] = slice_report(view.runs, traits, [trait], self.min_docs)
+            return self._cache[trait]
+
+    def mix_json(self, view: View) -> dict[str, Any]:
+        """`GET /api/mix` (with --mix or --mix-from): the scores at the mix, as `oeb report --mix`."""
+        if self.mix is None:
+            raise ViewNotFound("no mix is shown; start oeb view with --mix MIX.yaml or --mix-from DATASET")
+        return mix_report(view.runs, self.of(view), self.mix)
