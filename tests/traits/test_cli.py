@@ -8,10 +8,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from traitdata import gold
 
 from oeb import storage
 from oeb.cli import main
+from oeb.run.config import check_tree, read_tree
+
+EXAMPLE = Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +139,15 @@ def test_compare_by_a_trait(graded, capsys) -> None:
 
 
 def test_the_config_sets_bucket_edges(graded, tmp_path, capsys) -> None:
+    """A run config's slices: block (which oeb run accepts and leaves alone) sets the report's buckets."""
+    tree = read_tree(str(EXAMPLE)) | {"slices": {"buckets": {"pages": [2, 4]}}}
     config = tmp_path / "config.yaml"
-    config.write_text("slices:\n  buckets:\n    pages: [2, 4]\n")
+    config.write_text(yaml.safe_dump(tree))
+    check_tree(read_tree(str(config)), where=str(config))
     code, out, _ = report(capsys, *graded, "--by", "pages", "--config", str(config), "--format", "json")
     assert code == 0
-    assert [item["name"] for item in json.loads(out)["slices"]] == [
-        "pages=1-2",
-        "pages=3-4",
-        "pages=5+",
-        "pages=unknown",
-    ]
-    assert Path(config).exists()
+    names = [item["name"] for item in json.loads(out)["slices"]]
+    assert names == ["pages=1-2", "pages=3-4", "pages=5+", "pages=unknown"]
+    config.write_text("slices:\n  buckets:\n    pages: [4, 2]\n")
+    code, _, err = report(capsys, *graded, "--by", "pages", "--config", str(config))
+    assert code == 2 and "slices.buckets.pages: bucket edges must be strictly increasing" in err
