@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from oeb.report.tables import markdown_table
+from oeb.report.tables import _p, markdown_table
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def compare_blocks(result: dict[str, Any], a: str, b: str) -> list[Block]:
     """`oeb compare A B --by TRAIT`: per slice the paired difference B - A."""
     rows = [
         [item["name"] + (" (small)" if item["small"] else ""), str(item["documents"]), _signed(item["mean_diff"]),
-         _interval(item["ci95"], signed=True), "–" if item["p_value"] is None else f"{item['p_value']:.3f}",
+         _interval(item["ci95"], signed=True), _p(item["p_value"]),
          item["verdict"]]
         for item in result["slices"]
     ]  # fmt: skip
