@@ -129,7 +129,13 @@ def compare_blocks(result: dict[str, Any], a: str, b: str) -> list[Block]:
 def rich_blocks(blocks: list[Block]) -> list[Table]:
     tables = []
     for block in blocks:
-        table = Table(title=block.title, title_justify="left", caption=block.note or None, caption_justify="left")
+        table = Table(
+            title=block.title,
+            title_justify="left",
+            caption=block.note or None,
+            caption_justify="left",
+            min_width=min(len(block.title), 100),  # a slice's name on one line, not wrapped to a narrow table
+        )
         for number, column in enumerate(block.header):
             table.add_column(column, overflow="fold", justify="left" if number < 2 else "right")
         for row in block.rows:

@@ -84,6 +84,18 @@ def test_the_export_holds_the_slices(mixed: Served, tmp_path: Path) -> None:
     assert (tmp_path / "slices.html").is_file()
 
 
+def test_oeb_view_checks_its_mix_before_serving(sample_runs: Runs, tmp_path: Path, capsys) -> None:
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("pages: {'1': 0.5, '2-3': 0.6}\n")
+    capsys.readouterr()
+    assert main(["view", sample_runs.a, "--mix", str(mix), "--export", str(tmp_path / "site")]) == 2
+    assert "the shares sum to 1.1, not 1" in capsys.readouterr().err and not (tmp_path / "site").exists()
+    mix.write_text(json.dumps(MIX))
+    assert main(["view", sample_runs.a, "--mix", str(mix), "--export", str(tmp_path / "site")]) == 0
+    exported = json.loads((tmp_path / "site" / "api" / "mix.json").read_text())
+    assert exported["mix"]["missing"] == ["pages=11+"] and len(exported["systems"]) == 1
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
