@@ -15,7 +15,7 @@ from typing import Any
 import pypdfium2  # type: ignore[import-untyped]
 
 from oeb.traits.language import UNKNOWN, language
-from oeb.view.pdf import PDFIUM_LOCK
+from oeb.view.pdf import _PDFIUM as PDFIUM_LOCK  # one lock for PDFium in a process: oeb view reads traits too
 
 MIN_TEXT_CHARS = 8
 MAX_PAGES_READ = 50

@@ -25,8 +25,6 @@ from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, canonical_key
 
 _PDFIUM = threading.Lock()
 """PDFium is not thread-safe: every call into it holds this lock (the server answers in threads)."""
-PDFIUM_LOCK = _PDFIUM
-"""The same lock for other readers of PDFs in the process (the document traits)."""
 _DIGITS = re.compile(r"[0-9]")
 LONGEST = 2000
 """A string longer than this (in characters) is not looked for: no page prints it as one run of text, and
