@@ -25,7 +25,7 @@ function flipTable(answer) {
     for (const winner of flip.winners) {
       rows.push(el("tr", { class: "flip" }, el("th", { scope: "row" }, flip.name), el("td", {}, String(flip.documents)),
         el("td", {}, `${flip.leader} ${percent(flip.leader_score)}`), el("td", {}, winner.system),
-        el("td", {}, percent(winner.score)), el("td", {}, percent(winner.mean_diff)), el("td", {}, interval(winner.ci95, true))));
+        el("td", {}, percent(winner.score)), el("td", {}, "+" + percent(winner.mean_diff)), el("td", {}, interval(winner.ci95, true))));
     }
   }
   const head = ["slice", "documents", "pooled leader", "beaten by", "score", "Δ (points)", "95% CI"];
@@ -79,7 +79,8 @@ function sliceTables(answer) {
   const leader = answer.leader;
   return answer.slices.map((item) => {
     const marks = [flipped.has(item.name) ? "flip" : null, item.small ? `fewer than ${answer.min_docs} documents: not ranked` : null].filter(Boolean);
-    const rows = item.systems.map((row) => el("tr", {},
+    const ranked = [...item.systems].sort((a, b) => (a.rank === null ? 0 : a.rank) - (b.rank === null ? 0 : b.rank));
+    const rows = ranked.map((row) => el("tr", {},
       el("td", {}, row.rank === null ? "–" : String(row.rank)), el("th", { scope: "row" }, row.system),
       el("td", {}, percent(row.score)), el("td", {}, interval(row.ci95)), el("td", {}, `${row.scored}/${row.documents}`)));
     const pairs = item.pairs.map((pair) => el("li", {}, `${pair.b} − ${pair.a}: ${percent(pair.mean_diff)} points (${interval(pair.ci95, true)}, ${pair.verdict})`));
