@@ -147,7 +147,7 @@ class App:
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
-            "api_fields": lambda: view.fields_json(run, request.args.get("suite")),
+            "api_fields": lambda: _fields(view, run, request.args),
             "api_documents": lambda: view.document_json(run, values["doc_id"]),
             "api_schema": lambda: view.schema_json(run, values["doc_id"]),
             "api_audit": view.audit_json,
@@ -155,6 +155,13 @@ class App:
             "api_mix": lambda: view.slicing.mix_json(view),
         }[endpoint]
         return _json_response(answer())
+
+
+def _fields(view: View, run: str | None, args: Mapping[str, str]) -> Any:
+    """`/api/fields`: a run's fields, over a suite's documents, or a slice's (`trait` and `value`)."""
+    if "trait" in args:
+        return view.slicing.fields_json(view, run, args["trait"], args.get("value", ""))
+    return view.fields_json(run, args.get("suite"))
 
 
 def _slices(view: View, trait: str | None) -> Any:

@@ -13,6 +13,8 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/audit.json                            GET /api/audit (with --audit)
     slices.html, api/slices.json              GET /api/slices (the traits)
     api/slices/<T>.json                       GET /api/slices?trait=TRAIT (T: the trait's place in slices.json)
+    api/runs/<N>/slices/<T>/<V>.json          GET /api/fields?run=LABEL&trait=TRAIT&value=VALUE (V: the value's
+                                              place in the trait's values in slices.json)
     api/mix.json                              GET /api/mix (with --mix or --mix-from)
     pages/<DOC_ID>/<PAGE>.png                 GET /pages/DOC_ID/PAGE.png
 
@@ -78,5 +80,9 @@ def _slices(view: View, put: Callable[[str, bytes], None]) -> None:
     put("api/slices.json", to_json(listed))
     for number, entry in enumerate(listed["traits"]):
         put(f"api/slices/{number}.json", to_json(view.slicing.slices_json(view, entry["trait"])))
+        for run, label in enumerate(view.labels):
+            for index, value in enumerate(entry["values"]):
+                rows = view.slicing.fields_json(view, label, entry["trait"], value)
+                put(f"api/runs/{run}/slices/{number}/{index}.json", to_json(rows))
     if listed["mix"]:
         put("api/mix.json", to_json(view.slicing.mix_json(view)))

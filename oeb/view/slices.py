@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oeb.errors import UsageError, ViewNotFound
+from oeb.report.fields import field_rows, row_json, run_verdicts
 from oeb.report.mix import Mix, mix_report
 from oeb.report.slices import MIN_DOCS, slice_report
 
@@ -32,6 +33,7 @@ class Slicing:
     mix: Mix | None = None
     traits: Traits | None = None
     _cache: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _verdicts: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def of(self, view: View) -> Traits:
@@ -63,6 +65,23 @@ class Slicing:
             if trait not in self._cache:
                 self._cache[trait] = slice_report(view.runs, traits, [trait], self.min_docs)
             return self._cache[trait]
+
+    def fields_json(self, view: View, label: str | None, trait: str, value: str) -> list[dict[str, Any]]:
+        """`GET /api/fields?run=LABEL&trait=T&value=V`: the fields page's rows over one slice's documents."""
+        run = view.run(label)
+        traits = self.of(view)
+        try:
+            traits.check(trait)
+        except UsageError as error:
+            raise ViewNotFound(str(error)) from None
+        if value not in traits.labels(trait):
+            raise ViewNotFound(f"{trait} has no value {value!r}; its values are {', '.join(traits.labels(trait))}")
+        members = {doc_id: traits.values[doc_id][trait] for doc_id in run.doc_ids if doc_id in traits.values}
+        with self._lock:
+            if run.url not in self._verdicts:
+                self._verdicts[run.url] = run_verdicts(run)
+            verdicts = self._verdicts[run.url]
+        return [row_json(row) for row in field_rows(verdicts, suite=value, suites=members)]
 
     def mix_json(self, view: View) -> dict[str, Any]:
         """`GET /api/mix` (with --mix or --mix-from): the scores at the mix, as `oeb report --mix`."""

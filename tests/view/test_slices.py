@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -64,6 +65,17 @@ def test_the_api_gives_the_reports_numbers(served: Served, sample_runs: Runs, ca
     assert get(served, "api/mix").status_code == 404
 
 
+def test_the_fields_of_a_slice(served: Served, sample_runs: Runs, capsys) -> None:
+    crossed = reported(capsys, sample_runs.a, sample_runs.b, "--by", "field", "--by", "pages")
+    for run in crossed["runs"]:
+        for item in run["slices"]:
+            value = item["slice"]["pages"]
+            answer = get(served, f"api/fields?run={quote(run['label'])}&trait=pages&value={quote(value)}")
+            assert answer.json() == item["fields"]
+    wrong = get(served, f"api/fields?run={quote(crossed['runs'][0]['label'])}&trait=pages&value=7")
+    assert wrong.status_code == 404 and "pages has no value '7'; its values are 1, 2-3" in wrong.json()["error"]
+
+
 def test_the_mix_leaderboard(mixed: Served, sample_runs: Runs, tmp_path: Path, capsys) -> None:
     mix = tmp_path / "mix.yaml"
     mix.write_text(json.dumps(MIX))
@@ -82,6 +94,10 @@ def test_the_export_holds_the_slices(mixed: Served, tmp_path: Path) -> None:
         assert exported == get(mixed, f"api/slices?trait={entry['trait']}").json()
     assert json.loads((tmp_path / "api" / "mix.json").read_text()) == get(mixed, "api/mix").json()
     assert (tmp_path / "slices.html").is_file()
+    values = listed["traits"][0]["values"]  # pages
+    label = mixed.view.labels[1]
+    served_rows = get(mixed, f"api/fields?run={quote(label)}&trait=pages&value={quote(values[1])}").json()
+    assert json.loads((tmp_path / "api" / "runs" / "1" / "slices" / "0" / "1.json").read_text()) == served_rows
 
 
 def test_oeb_view_checks_its_mix_before_serving(sample_runs: Runs, tmp_path: Path, capsys) -> None:
@@ -124,6 +140,12 @@ def test_the_slices_page_in_chromium(browser, mixed: Served, tmp_path: Path) -> 
     first = answer["slices"][0]
     block = page.locator(f'section.slice-block[data-slice="{first["name"]}"]')
     assert f"{first['documents']} documents" in block.locator("h3").inner_text()
+    block.locator("a.slice-fields").first.click()
+    page.locator("#fields tbody tr").first.wait_for()
+    assert f"on pages={first['slice']['pages']}" in page.locator("h1").inner_text()
+    shown = [int(n) for n in page.locator("#fields tbody tr td:nth-child(10)").all_inner_texts()]
+    assert shown and max(shown) <= first["documents"]
+    page.go_back()
     block.locator("summary").click()
     block.locator("ul.documents a").first.click()
     page.wait_for_url("**/documents/**")
@@ -140,6 +162,8 @@ def test_the_slices_page_in_chromium(browser, mixed: Served, tmp_path: Path) -> 
         page.goto(f"http://127.0.0.1:{static.server_port}/slices.html?trait=pages")
         page.locator("#slice-chart").wait_for()
         assert page.locator("#slice-chart .slice").count() == len(answer["slices"])
+        page.locator("a.slice-fields").first.click()
+        page.locator("#fields tbody tr").first.wait_for()
     finally:
         static.shutdown()
         static.server_close()

@@ -5,6 +5,11 @@
 
 globalThis.OEB_NAV = [["slices", "Slices"]];
 globalThis.OEB_VIEWS = { slices: slicesView };
+globalThis.OEB_SLICE_FIELDS = (run) =>
+  // the fields page limited to a slice's documents: fields?run=L&trait=T&value=V (&t, &v: their places)
+  STATIC
+    ? `api/runs/${runIndex(run)}/slices/${params.get("t")}/${params.get("v")}.json`
+    : "api/fields" + query({ run, trait: params.get("trait"), value: params.get("value") || "" });
 
 const sliceApi = {
   list: () => (STATIC ? "api/slices.json" : "api/slices"),
@@ -85,10 +90,15 @@ function sliceTables(answer) {
       el("td", {}, percent(row.score)), el("td", {}, interval(row.ci95)), el("td", {}, `${row.scored}/${row.documents}`)));
     const pairs = item.pairs.map((pair) => el("li", {}, `${pair.b} − ${pair.a}: ${percent(pair.mean_diff)} points (${interval(pair.ci95, true)}, ${pair.verdict})`));
     const docs = item.doc_ids.map((doc) => el("li", {}, el("a", { href: link("documents", { doc, run: leader }) }, doc)));
+    const value = item.slice[answer.by[0]];
+    const fieldsLink = el("p", {}, "Fields over these documents: ", item.systems.map((row, k) => [k ? ", " : "",
+      el("a", { class: "slice-fields", href: link("fields", { run: row.system, trait: answer.by[0], value,
+        t: answer.traitIndex, v: answer.values.indexOf(value) }) }, row.system)]));
     return el("section", { class: "slice-block", "data-slice": item.name },
       el("h3", {}, `${item.name}: ${item.documents} documents` + (marks.length ? ` (${marks.join("; ")})` : "")),
       el("table", { class: "numbers" }, el("thead", {}, el("tr", {}, ["rank", "system", "score", "95% CI", "scored"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows)),
       pairs.length ? el("ul", { class: "summary" }, pairs) : null,
+      fieldsLink,
       el("details", {}, el("summary", {}, `its ${item.documents} documents`), el("ul", { class: "documents" }, docs)));
   });
 }
@@ -117,6 +127,8 @@ async function slicesView() {
   const index = names.indexOf(trait);
   if (index < 0) throw new Error(`no trait ${JSON.stringify(trait)}; the traits are ${names.join(", ")}`);
   const answer = await getJSON(sliceApi.trait(index, trait));
+  answer.traitIndex = index;
+  answer.values = listed.traits[index].values;
   const parts = [el("h1", {}, `Slices by ${trait}`),
     el("div", { class: "controls" }, runSelect("trait", trait, names.map((name) => [name, name]), (value) => navigate("slices", { trait: value })))];
   if (listed.warnings.length) parts.push(el("p", { class: "note", id: "slice-warnings" }, listed.warnings.join(" ")));
