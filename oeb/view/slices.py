@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+
 from oeb.errors import UsageError, ViewNotFound
 from oeb.report.fields import field_rows, row_json, run_verdicts
 from oeb.report.mix import Mix, mix_report
@@ -76,12 +79,14 @@ class Slicing:
             raise ViewNotFound(str(error)) from None
         if value not in traits.labels(trait):
             raise ViewNotFound(f"{trait} has no value {value!r}; its values are {', '.join(traits.labels(trait))}")
-        members = {doc_id: traits.values[doc_id][trait] for doc_id in run.doc_ids if doc_id in traits.values}
+        chosen = [doc_id for doc_id in run.doc_ids if traits.values.get(doc_id, {}).get(trait) == value]
         with self._lock:
             if run.url not in self._verdicts:
                 self._verdicts[run.url] = run_verdicts(run)
             verdicts = self._verdicts[run.url]
-        return [row_json(row) for row in field_rows(verdicts, suite=value, suites=members)]
+        # only the slice's verdicts are folded: an export asks for every slice of every trait
+        mine = verdicts.filter(pc.is_in(verdicts["id"], value_set=pa.array(chosen, pa.string())))
+        return [row_json(row) for row in field_rows(mine)]
 
     def mix_json(self, view: View) -> dict[str, Any]:
         """`GET /api/mix` (with --mix or --mix-from): the scores at the mix, as `oeb report --mix`."""
