@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oeb.errors import UsageError
@@ -67,7 +67,7 @@ def configured(path: str | None) -> dict[str, Any]:
     """The `slices:` block of a config: {buckets: {TRAIT: [edges]}}; {} without --config."""
     if path is None:
         return {}
-    from oeb.run.config import read_tree
+    from oeb.run.plan.config import read_tree
 
     block = read_tree(path).get("slices") or {}
     if not isinstance(block, dict) or not set(block) <= {"buckets"} or not isinstance(block.get("buckets", {}), dict):
@@ -106,7 +106,7 @@ def read_mix(args: argparse.Namespace, traits: Traits, by: Sequence[str]) -> Mix
 
         from oeb import storage
         from oeb.errors import StorageError
-        from oeb.run._set import load_yaml
+        from oeb.run.plan._set import load_yaml
 
         try:
             tree = load_yaml(storage.read_text(args.mix))
@@ -129,8 +129,16 @@ def read_mix(args: argparse.Namespace, traits: Traits, by: Sequence[str]) -> Mix
     return None
 
 
-def rendered(blocks: list[Block], form: str, title: str, answer: Any, to_file: bool) -> str | None:
-    """The blocks as `form` (text: printed, None; or plain text for a file), json: `answer`."""
+def rendered(
+    blocks: list[Block],
+    form: str,
+    title: str,
+    answer: Any,
+    to_file: bool,
+    text: Callable[[list[Any], bool], str | None],
+) -> str | None:
+    """The blocks as `form` (text: the rich tables given to `text`, the verb's printer: None when it
+    printed them, or plain text for a file), json: `answer`."""
     from oeb.report.slice_tables import html_blocks, markdown_blocks, rich_blocks
 
     if form == "json":
@@ -139,9 +147,7 @@ def rendered(blocks: list[Block], form: str, title: str, answer: Any, to_file: b
         return f"# {title}\n\n" + markdown_blocks(blocks)
     if form == "html":
         return html_blocks(title, blocks)
-    from oeb.cli.report import _text
-
-    return _text(rich_blocks(blocks), to_file)
+    return text(rich_blocks(blocks), to_file)
 
 
 def partial_line(result: dict[str, Any], command: str) -> None:

@@ -128,4 +128,7 @@ def _by_traits(a: Any, b: Any, args: argparse.Namespace) -> str | None:
     traits = traits_of([a, b], args, "compare")
     result = compare_slices(a, b, traits, args.by, args.min_docs)
     title = f"{b.name} - {a.name} by {' × '.join(args.by)}"
-    return rendered(compare_blocks(result, a.label, b.label), args.format, title, result, args.out is not None)
+    from oeb.cli.report import _text as tables
+
+    blocks = compare_blocks(result, a.label, b.label)
+    return rendered(blocks, args.format, title, result, args.out is not None, tables)

@@ -228,7 +228,7 @@ def _sliced(
     if not blocks:
         raise UsageError("nothing to slice by: give --by TRAIT, --mix or --mix-from")
     title = f"{board['dataset']} · {board['documents']} documents" + (f" · by {' × '.join(asked)}" if asked else "")
-    return rendered(blocks, args.format, title, answer, to_file)
+    return rendered(blocks, args.format, title, answer, to_file, _text)
 
 
 def _fields_by_slice(
@@ -262,4 +262,4 @@ def _fields_by_slice(
             ]  # fmt: skip
             blocks.append(Block(f"{run.label} · {slice_name(key)} ({len(ids)} documents)", header, cells))
         answer.append({"label": run.label, "folder": run.url, "slices": per_slice})
-    return rendered(blocks, form, f"fields by {' × '.join(asked)}", {"by": asked, "runs": answer}, to_file)
+    return rendered(blocks, form, f"fields by {' × '.join(asked)}", {"by": asked, "runs": answer}, to_file, _text)

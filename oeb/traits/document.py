@@ -8,14 +8,19 @@ the language of that text. A file PDFium cannot open is `damaged`: its PDF facts
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
 from oeb.traits.language import UNKNOWN, language
-from oeb.view.pdf import _PDFIUM as PDFIUM_LOCK  # one lock for PDFium in a process: oeb view reads traits too
+
+PDFIUM = threading.Lock()
+"""PDFium is not thread-safe: every call into it holds a lock, this one unless the caller gives its own
+(`oeb view`, which renders pages in other threads, gives the one its renderer holds)."""
 
 MIN_TEXT_CHARS = 8
 MAX_PAGES_READ = 50
@@ -38,12 +43,14 @@ class Facts:
     damaged: bool
 
 
-def pdf_facts(data: bytes | None) -> tuple[int | None, int | None, int | None, str, bool]:
+def pdf_facts(
+    data: bytes | None, lock: AbstractContextManager[Any] = PDFIUM
+) -> tuple[int | None, int | None, int | None, str, bool]:
     """(pages, pages with text, pages read, language, damaged) of a PDF's bytes; None: no file."""
     if data is None:
         return None, None, None, UNKNOWN, False
     texts = []
-    with PDFIUM_LOCK:
+    with lock:
         try:
             document = pypdfium2.PdfDocument(data)
         except pypdfium2.PdfiumError:

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from oeb import _json, storage
 from oeb.errors import OebError, StorageError
 from oeb.traits import buckets
-from oeb.traits.document import Facts, largest_array, leaves, pdf_facts, schema_depth
+from oeb.traits.document import PDFIUM, Facts, largest_array, leaves, pdf_facts, schema_depth
 from oeb.traits.language import UNKNOWN
 
 if TYPE_CHECKING:
@@ -94,12 +95,17 @@ class Traits:
 
 
 def document_traits(
-    dataset: Dataset, edges: Mapping[str, tuple[int, ...]] | None = None, *, cached: bool = True
+    dataset: Dataset,
+    edges: Mapping[str, tuple[int, ...]] | None = None,
+    *,
+    cached: bool = True,
+    pdfium: AbstractContextManager[Any] = PDFIUM,
 ) -> Traits:
     """Every document's traits: the facts from the cache (or computed and cached), bucketed by `edges`
-    (`buckets.parse`), with the manifest's suite and its own columns."""
+    (`buckets.parse`), with the manifest's suite and its own columns. `pdfium`: the lock every PDFium
+    call holds (a caller that uses PDFium in other threads gives its own)."""
     edges = dict(edges or buckets.DEFAULT_EDGES)
-    facts = _cached_facts(dataset) if cached else _facts(dataset)
+    facts = _cached_facts(dataset, pdfium) if cached else _facts(dataset, pdfium)
     extra = [name for name in dict.fromkeys(k for row in dataset.rows for k in row.extra) if name not in BUILTIN]
     values: dict[str, dict[str, str]] = {}
     for row in dataset.rows:
@@ -125,7 +131,7 @@ def _label(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _facts(dataset: Dataset) -> dict[str, Facts]:
+def _facts(dataset: Dataset, pdfium: AbstractContextManager[Any] = PDFIUM) -> dict[str, Facts]:
     """Read every document and gold (in concurrent batches) and compute its facts."""
     result: dict[str, Facts] = {}
     rows = dataset.rows
@@ -135,7 +141,7 @@ def _facts(dataset: Dataset) -> dict[str, Facts]:
         contents = dataset.contents([*pdfs, *(row.gt_path for row in batch)])
         for row in batch:
             data = contents.get(row.doc_path)
-            pages, text_pages, read, language, damaged = pdf_facts(data if isinstance(data, bytes) else None)
+            pages, text_pages, read, language, damaged = pdf_facts(data if isinstance(data, bytes) else None, pdfium)
             gold = _gold(contents.get(row.gt_path))
             result[row.doc_id] = Facts(
                 pages=pages,
@@ -193,7 +199,7 @@ def cache_path(dataset: Dataset) -> Path:
     return cache_folder() / cache_key(dataset) / "traits.parquet"
 
 
-def _cached_facts(dataset: Dataset) -> dict[str, Facts]:
+def _cached_facts(dataset: Dataset, pdfium: AbstractContextManager[Any]) -> dict[str, Facts]:
     """The facts from traits.parquet when it holds every document, else computed and written there."""
     path = cache_path(dataset)
     ids = {row.doc_id for row in dataset.rows}
@@ -204,7 +210,7 @@ def _cached_facts(dataset: Dataset) -> dict[str, Facts]:
             return facts
     except (OSError, ValueError, TypeError, pa.ArrowException):
         pass  # missing or unreadable: computed again below
-    facts = _facts(dataset)
+    facts = _facts(dataset, pdfium)
     table = pa.Table.from_pylist([{"doc_id": doc_id, **vars(fact)} for doc_id, fact in facts.items()], _SCHEMA)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
@@ -22,8 +22,19 @@ from oeb.report.mix import Mix, mix_report
 from oeb.report.slices import MIN_DOCS, slice_report
 
 if TYPE_CHECKING:
+    from oeb.dataset import Dataset
+    from oeb.report.runs import Run
     from oeb.traits import Traits
-    from oeb.view.api import View
+
+
+class View(Protocol):
+    """What slicing needs of `oeb.view.api.View` (which holds a `Slicing`: no import back)."""
+
+    runs: list[Run]
+
+    def dataset(self) -> Dataset: ...
+
+    def run(self, label: str | None) -> Run: ...
 
 
 @dataclass
@@ -44,8 +55,9 @@ class Slicing:
         with self._lock:
             if self.traits is None:
                 from oeb.traits import document_traits
+                from oeb.view.pdf import _PDFIUM  # the renderer's lock: pages are drawn meanwhile
 
-                self.traits = document_traits(view.dataset(), self.edges)
+                self.traits = document_traits(view.dataset(), self.edges, pdfium=_PDFIUM)
             return self.traits
 
     def traits_json(self, view: View) -> dict[str, Any]:

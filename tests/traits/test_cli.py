@@ -13,7 +13,7 @@ from traitdata import gold
 
 from oeb import storage
 from oeb.cli import main
-from oeb.run.config import check_tree, read_tree
+from oeb.run.plan.config import check_tree, read_tree
 
 EXAMPLE = Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml"
 

@@ -54,7 +54,7 @@ def test_the_cache_is_read_the_second_time_and_renewed_when_a_file_changes(
     assert path.is_file() and path.name == "traits.parquet"
     calls: list[int] = []
     real = table.pdf_facts
-    monkeypatch.setattr(table, "pdf_facts", lambda data: calls.append(1) or real(data))
+    monkeypatch.setattr(table, "pdf_facts", lambda data, lock: calls.append(1) or real(data, lock))
     assert document_traits(open_dataset(str(dataset))) == first
     assert not calls  # from traits.parquet: no PDF read
     Path(dataset, "pdfs", "de_1.pdf").write_bytes(Path(dataset, "pdfs", "scan_1.pdf").read_bytes())
