@@ -157,6 +157,14 @@ class ManifestError(DatasetError):
     """The manifest cannot be used: its path, file, columns or one of its rows (docs/datasets.md, checks 1 and 4-9)."""
 
 
+class DatasetRefused(DatasetError):
+    """A run folder names a dataset oeb will not open on its word: a URL to fetch (http, https, any
+    scheme but s3:// and hf://), which only the user may name (`--dataset`). A folder is data from
+    strangers: it must not choose what oeb fetches."""
+
+    exit_code = 2
+
+
 class DocumentMissingError(DatasetError):
     """Manifest rows name document files that do not exist (docs/datasets.md, check 10)."""
 
@@ -267,6 +275,11 @@ class ReportMismatch(ReportError):
 class ViewNotFound(ReportError):
     """`oeb view` was asked for a run label, document or page its runs do not hold; its server answers
     404 with this one line (a command line never sees it)."""
+
+
+class PageTooLarge(ViewNotFound):
+    """A document page `oeb view` will not render: its bitmap would take more memory than any real
+    page does (a hostile page size)."""
 
 
 class QualityGateFailed(OebError):
