@@ -284,6 +284,12 @@ class Adapter:
                 return os.environ[candidate]
         raise MissingKey(f"{self.label} needs the environment variable {variable}: export it and run again")
 
+    @classmethod
+    def key_variables(cls) -> tuple[str, ...]:
+        """Every variable that may hold this system's key, whatever its options: `keys` and their
+        stand-ins (`oeb publish` searches for their values; the registry lists the shipped ones)."""
+        return tuple(dict.fromkeys(v for key in cls.keys for v in (key, cls.stand_ins.get(key)) if v))
+
     def key_names(self) -> tuple[str, ...]:
         """The key variables these options need (`keys`, unless an option picks another service)."""
         return type(self).keys

@@ -104,6 +104,11 @@ class LLMSingleShot(Adapter):
     def label(self) -> str:
         return self.model.replace("/", "__")
 
+    @classmethod
+    def key_variables(cls) -> tuple[str, ...]:
+        """OpenRouter's key and its stand-in, then each provider's own (the `provider` option picks one)."""
+        return tuple(dict.fromkeys([*super().key_variables(), *(p.key for p in PROVIDERS.values())]))
+
     def key_names(self) -> tuple[str, ...]:
         return (PROVIDERS[self.provider].key,)
 
