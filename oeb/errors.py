@@ -133,6 +133,12 @@ class StorageDown(StorageOutage):
     than `storage.retry_s` (`oeb._retry`)."""
 
 
+class LockExpired(StorageOutage):
+    """The process could not renew its s3:// run folder lock for the lock's staleness limit (storage
+    unreachable): another process may have taken the folder over, so this one stops saving as on a
+    storage outage (exit 75, unsaved answers in the spill folder, `oeb resume` later)."""
+
+
 class DiskFull(StorageOutage):
     """A local disk is full (ENOSPC, a quota) or read-only (EROFS): waiting frees no space."""
 
