@@ -207,7 +207,7 @@ FOLDER_SCHEMES = ("file", "local", "s3", "hf")
 """Where a dataset a run folder names may be: on this machine, on S3, on the Hub. Never a URL to fetch."""
 
 
-def named_by_folder(dataset: Any, folder: str, flag: str = "--dataset") -> str:
+def named_by_folder(dataset: Any, folder: str, flag: str = "--dataset URL") -> str:
     """The dataset a run folder's settings name, refused in one line (`DatasetRefused`) unless it is
     a local path, an s3:// prefix or an hf:// address: a folder from a stranger must not make oeb
     fetch a URL of its choice (`flag` is how the user names the dataset instead)."""
@@ -215,7 +215,7 @@ def named_by_folder(dataset: Any, folder: str, flag: str = "--dataset") -> str:
     if not isinstance(dataset, str) or not dataset or (separator and scheme.lower() not in FOLDER_SCHEMES):
         raise DatasetRefused(
             f"{folder} names the dataset {dataset!r}, which oeb does not open on a run folder's word (only a "
-            f"local folder, s3:// or hf://); if you trust it, name it yourself: {flag} URL"
+            f"local folder, s3:// or hf://); if you trust it, name it yourself: {flag}"
         )
     return dataset
 

@@ -129,7 +129,7 @@ def config_tree(published: Run, sets: Sequence[str], limit: int | None) -> dict[
         tree["rows"]["limit"] = limit
     tree = apply_sets(tree, list(sets))
     if tree.get("dataset") == dataset:  # not replaced by the user's --set dataset=...
-        named_by_folder(settings["dataset"], published.url, "--set dataset=")
+        named_by_folder(settings["dataset"], published.url, "--set dataset=URL")
     given = tree["system"].get(system) if isinstance(tree.get("system"), dict) else None
     for key in needed:
         if isinstance(given, dict) and given.get(key) == _NOT_PUBLISHED:
