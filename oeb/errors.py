@@ -18,9 +18,11 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── StorageAccessError
     │   │   └── StorageOutage               going on cannot help until storage is back
     │   │       ├── StorageDown             transient faults past storage.retry_s (oeb._retry)
+    │   │       ├── LockExpired             an s3:// lock not renewed for its stale limit
     │   │       └── DiskFull                a local disk full or read-only
     │   └── StorageFormatError (ValueError)
     ├── DatasetError                    oeb.dataset: a dataset that cannot be run or checked
+    │   ├── DatasetRefused              exit 2: a run folder's dataset URL, not opened on its word
     │   ├── DatasetNotFoundError
     │   ├── HubError
     │   ├── ManifestError
@@ -51,6 +53,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     ├── ReportError                     a folder report, compare or audit cannot read
     │   ├── ReportMismatch              runs whose numbers are not comparable
     │   └── ViewNotFound                oeb view: a run, document or page it does not hold (HTTP 404)
+    │       └── PageTooLarge            a page whose bitmap would be too large to render
     ├── PublishError                    oeb publish: a destination it cannot write, runs it cannot add
     │   └── SecretFound                 a secret or local path in a file to publish; nothing uploaded
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
