@@ -240,6 +240,8 @@ def reproduce(
         )
     if reuse and (sets or limit is not None):
         raise ReportError("--reuse grades the published answers as they are; leave out --set and --rows.limit")
+    if reuse:  # graded against the dataset the folder names: never a URL on its word
+        named_by_folder(published.settings.get("dataset"), published.url, "--set dataset=URL, without --reuse")
     folder = _regrade(published, out) if reuse else _rerun(published, sets, limit, out, confirm)
     reproduced = dataclasses.replace(load_run(folder), label=published.label)
     ids = set(reproduced.doc_ids)
