@@ -112,6 +112,10 @@ class LLMSingleShot(Adapter):
     def key_names(self) -> tuple[str, ...]:
         return (PROVIDERS[self.provider].key,)
 
+    def shown_options(self) -> dict[str, Any]:
+        """As every adapter's, with the endpoint the key goes to: the provider's when base_url is unset."""
+        return super().shown_options() | {"base_url": self.base_url or PROVIDERS[self.provider].base_url}
+
     def _provider(self) -> Provider:
         cls = PROVIDERS[self.provider]
         model = self.model if cls is OpenRouter else self.model.split("/", 1)[-1]

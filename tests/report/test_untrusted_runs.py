@@ -144,3 +144,11 @@ def test_an_id_that_is_a_path_is_refused_on_loading(make_run) -> None:
     scores.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(ReportError, match=r"line 1 names the document '../../escaped', which is not a file name"):
         load_run(run)
+
+
+def test_the_plan_names_where_an_llm_key_goes() -> None:
+    """base_url unset: the plan shows the provider's endpoint, not None."""
+    from oeb.systems import get
+
+    assert get("openai/gpt-5.6-sol", {"provider": "openai"}).shown_options()["base_url"] == "https://api.openai.com/v1"
+    assert get("openai/gpt-5.6-sol").shown_options()["base_url"] == "https://openrouter.ai/api/v1"
