@@ -126,8 +126,8 @@ class App:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request = Request(environ)
         if _host_name(request.headers.get("Host", "")) not in self.hosts:
-            response = Response(
-                f"oeb view answers only requests to {', '.join(sorted(self.hosts))}\n", 403, mimetype="text/plain"
+            response = Response(  # naming no host: a rebound page must learn nothing of this machine
+                "oeb view answers only requests to localhost or the address it listens on\n", 403, mimetype="text/plain"
             )
         else:
             response = self._respond(request)
