@@ -24,10 +24,11 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import LockExpired, LockLost, RunLocked
-from oeb.run import engine, lock
-from oeb.run.config import init_tree, load_config, to_yaml
-from oeb.run.folder import RunFolder
-from oeb.run.lock import LOCK_NAME, Holder, hold, holder
+from oeb.run import engine
+from oeb.run.folder import lock
+from oeb.run.folder.lock import LOCK_NAME, Holder, hold, holder
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.plan.config import init_tree, load_config, to_yaml
 from reliability.conftest import OebProcess
 from reliability.test_storage_faults import proxy  # noqa: F401  (the fault proxy in front of moto)
 
@@ -88,7 +89,8 @@ class TestHeld:
 
 
 def test_a_lock_left_by_a_killed_process_blocks_nothing(url: str) -> None:
-    code = "import sys, time; from oeb.run.lock import hold; held = hold(sys.argv[1], 'oeb resume'); held.__enter__(); "
+    code = "import sys, time; from oeb.run.folder.lock import hold; "
+    code += "held = hold(sys.argv[1], 'oeb resume'); held.__enter__(); "
     code += "print('held', flush=True); time.sleep(600)"
     child = subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE, text=True)
     try:
@@ -151,7 +153,8 @@ class TestObjectStorage:
         monkeypatch.setattr(lock, "STALE_SECONDS", 1.0)
         monkeypatch.setattr(lock, "HEARTBEAT_SECONDS", 0.1)
         taker = (
-            "import sys; from oeb.run import lock; from oeb.run.folder import RunFolder; lock.STALE_SECONDS = 1.0; "
+            "import sys; from oeb.run.folder import lock; from oeb.run.folder.run_folder import RunFolder; "
+            "lock.STALE_SECONDS = 1.0; "
             "folder = RunFolder(sys.argv[1])\nwith folder.locked('oeb resume'): "
             "folder.save('doc', {'error': None, 'output': {'by': 'the taker'}})"
         )
