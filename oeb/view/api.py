@@ -26,6 +26,7 @@ from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page
+from oeb.view.slices import Slicing
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
@@ -48,6 +49,7 @@ class View:
     runs: list[Run]
     board: dict[str, Any]
     audit: bool = False
+    slicing: Slicing = field(default_factory=Slicing)
     _verdicts: dict[str, pa.Table] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfText]] = field(default_factory=OrderedDict, repr=False)
