@@ -101,8 +101,11 @@ NO_DIFFERENCE = "no difference"
 
 def _significant(stats: dict[str, Any]) -> bool:
     """Both tests agree: with few documents the bootstrap interval can exclude 0 while the sign-flip
-    test cannot (two documents both worse: p = 0.5), and that is not evidence."""
-    return stats["ci95"] is not None and stats["p_value"] is not None and stats["p_value"] < ALPHA
+    test cannot (two documents both worse: p = 0.5), and that is not evidence. Statistics without a
+    p-value (the slices' pairs of systems, `oeb.report.slices`) go by the interval alone."""
+    if stats["ci95"] is None:
+        return False
+    return "p_value" not in stats or (stats["p_value"] is not None and stats["p_value"] < ALPHA)
 
 
 def verdict(stats: dict[str, Any]) -> str:
