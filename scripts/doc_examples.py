@@ -109,8 +109,17 @@ def _commands(body: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """Each command of a shell block: continuations joined, a `$ ` prompt and comments dropped."""
     pending: list[str] = []
     first = 0
+    until = None
     for line, text in body:
         text = text.strip()
+        if until is not None:  # a here-document's lines belong to its command
+            until = None if text == until else until
+            continue
+        heredoc = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", text)
+        if heredoc and not pending:
+            until = heredoc.group(1)
+            yield line, f"heredoc {text}"
+            continue
         if not pending:
             first = line
             text = text.removeprefix("$ ")
@@ -181,7 +190,7 @@ class Sandbox:
 
     def substitute(self, command: str) -> str:
         """The example's names of runs and of the dataset, as the sandbox has them."""
-        command = command.replace("/data/oebdata", "oeb/data/sample")
+        command = re.sub(r"^uv run oeb\b", "oeb", command.replace("/data/oebdata", "oeb/data/sample"))
         letters = re.compile(r"runs/[A-Ea-e](?=[\s/]|$)")
         if not (letters.search(command) or _EXAMPLE_RUN.search(command) or "runs/*" in command):
             return command
@@ -233,6 +242,10 @@ def skip_reason(command: str, sandbox: Sandbox) -> str | None:
         words = words[1:]
     if not words:
         return "no command"
+    if words[0] == "heredoc":
+        return "a shell here-document (it writes a file for the commands after it)"
+    if words[0] == "for":
+        return "a shell loop"
     if words[0] != "oeb":
         return _OTHER_TOOLS.get(words[0], f"not an oeb command ({words[0]})")
     if "s3://" in command or "hf://" in command:
@@ -247,6 +260,13 @@ def skip_reason(command: str, sandbox: Sandbox) -> str | None:
     vendors = [s for s in sandbox.systems_of(words) if s not in OFFLINE]
     if vendors:
         return f"needs {_key_of(vendors[0])} ({vendors[0]})"
+    try:
+        plain = shlex.split(command)
+    except ValueError:
+        plain = words
+    outside = [w for w in plain if w.startswith("/")]
+    if outside:
+        return f"names {outside[0]} outside the scratch folder (a skipped command before it makes it)"
     if words[1] == "view" and "--export" not in words:
         return "serves until Ctrl-C (tests/view opens it in Chromium)"
     if words[1] == "grade" and "--stop-workers" in words:
