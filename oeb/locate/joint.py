@@ -38,8 +38,35 @@ _ABBREVIATIONS = {
     "department": {"dept"},
 }
 _STOP = frozenset(
-    ("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "its", "of", "on", "or")
-    + ("the", "this", "that", "to", "was", "were", "which", "with", "value", "field", "document", "printed")
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "the",
+        "this",
+        "that",
+        "to",
+        "was",
+        "were",
+        "which",
+        "with",
+        "value",
+        "field",
+    )
 )
 """Description words that label nothing."""
 _LABEL_REACH = 5
