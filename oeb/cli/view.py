@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--audit", action="store_true", help="add the gold audit's findings (/audit), each opening its document"
     )
     parser.add_argument(
+        "--dataset",
+        metavar="URL",
+        help="the runs' dataset where it is now (it moved since grading): its PDFs, golds and schemas",
+    )
+    parser.add_argument(
         "--export",
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
@@ -42,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give one from 1 to 65535 (0: any free port)")
-    view = open_view(args.runs, audit=args.audit)
+    view = open_view(args.runs, audit=args.audit, dataset=args.dataset)
     if args.export:
         from oeb.view.export import export
 

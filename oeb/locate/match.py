@@ -57,13 +57,15 @@ class Needle:
 
 def needle(value: Any) -> Needle | None:
     """The forms to look for, or None for what is not looked for (null, booleans, containers, empty
-    or punctuation-only text, text longer than `LONGEST`)."""
+    or punctuation-only text). Text longer than `LONGEST` is looked for nowhere: it is not printed."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
         return Needle(float_key(float(value)), ())
-    if not isinstance(value, str) or len(value) > LONGEST or not value.strip():
+    if not isinstance(value, str) or not value.strip():
         return None
+    if len(value) > LONGEST:
+        return Needle(None, ())
     key = canonical_key(value)
     if _NUMBER_KEY.fullmatch(key):
         return Needle(key, ())

@@ -32,18 +32,23 @@ STATIC = {
     if entry.is_file() and entry.name != "shell.html"
 }
 """The front end's files by name: a request names one of these or gets a 404 (no path is joined)."""
+_TOP_PAGES = ("board", "fields", "document_list", "audit")
+"""Pages one level deep that draw themselves from the API (a new page: a Rule, a name here, a view in
+app.js)."""
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 _ROUTES = Map(
     [
         Rule("/", endpoint="board"),
         Rule("/fields", endpoint="fields"),
+        Rule("/documents", endpoint="document_list"),
         Rule("/documents/<path:doc_id>", endpoint="documents"),
         Rule("/schema/<path:doc_id>", endpoint="schema"),
         Rule("/audit", endpoint="audit"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
         Rule("/api/fields", endpoint="api_fields"),
+        Rule("/api/documents", endpoint="api_document_list"),
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
         Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
         Rule("/api/audit", endpoint="api_audit"),
@@ -121,10 +126,10 @@ class App:
 
     def _answer(self, endpoint: str, values: Mapping[str, Any], request: Request) -> Response:
         view, run = self.view, request.args.get("run")
-        if endpoint in ("board", "fields", "audit"):
+        if endpoint in _TOP_PAGES:
             if endpoint == "audit" and not view.audit:
                 raise ViewNotFound("the gold audit is not shown; start oeb view with --audit")
-            if endpoint == "fields" and run is not None:
+            if endpoint in ("fields", "document_list") and run is not None:
                 view.run(run)
             return self._page(request, endpoint)
         if endpoint in ("documents", "schema"):
@@ -145,6 +150,7 @@ class App:
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
             "api_fields": lambda: view.fields_json(run, request.args.get("suite")),
+            "api_document_list": lambda: view.documents_json(run),
             "api_documents": lambda: view.document_json(run, values["doc_id"]),
             "api_schema": lambda: view.schema_json(run, values["doc_id"]),
             "api_audit": view.audit_json,

@@ -53,8 +53,13 @@ def by_path(folder: str, suite: str | None = None) -> dict[str, Counter[str]]:
 def test_runs_name_each_run_as_the_report_does(served: Served, sample_runs: Runs) -> None:
     runs = get(served, "api/runs").json()
     assert {run["folder"] for run in runs} == {sample_runs.a, sample_runs.b}
-    assert [run["label"] for run in runs] == [row["system"] for row in served.view.board["rows"]]
+    # short names: the system and the one option that tells the runs apart; the full label in the setting
+    assert [run["label"] for run in runs] == ["mock (seed=0)", "mock (seed=1)"]
+    assert [run["setting"].split(":")[0] for run in runs] == [row["system"] for row in served.view.board["rows"]]
     for run in runs:
+        folder = Path(run["folder"]).name  # the folder's name and the full label name the run too
+        assert get(served, f"api/fields?run={quote(folder)}").json() == get(served, f"api/fields?run={quote(run['label'])}").json()
+        assert get(served, f"api/fields?run={quote(run['setting'].split(':')[0])}").status_code == 200
         assert {"headline", "accuracy", "ci95", "cost", "latency_p50_s", "latency_p95_s"} <= set(run)
         assert 0 <= run["accuracy"] <= 1
 
@@ -85,19 +90,23 @@ def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Serv
     assert len(answer["verdicts"]) == sum(1 for verdict in table if verdict["id"] == BRACKETS_DOC)
     title = next(v for v in answer["verdicts"] if v["address"] == "title")
     assert title["path"] == "title" and isinstance(title["gold"], str)
-    gold_places = [place for place in title["locations"] if place["value"] == "gold"]
-    assert gold_places, "the paper's title is in its text layer"
-    for place in gold_places:
-        x0, y0, x1, y1 = place["bbox"]
-        assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
-    assert all(place["value"] in ("gold", "pred") for v in answer["verdicts"] for place in v["locations"])
+    place = title["located"]["gold"]
+    assert place["status"] == "found", "the paper's title is in its text layer"
+    x0, y0, x1, y1 = place["bbox"]
+    assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
+    assert title["gold_key"] and answer["page_notes"] == [{"page": 1, "source": "text", "note": ""}]
+    assert answer["fields"]["title"]["type"] == "string"
+    for verdict in answer["verdicts"]:
+        for side in ("gold", "pred"):
+            located = verdict["located"][side]
+            assert located is None or located["status"] in ("found", "ambiguous", "not_printed", "no_text_layer")
 
 
 def test_the_hostile_prediction_comes_back_as_it_was_given(served: Served, sample_runs: Runs) -> None:
     answer = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
     (customer,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
     assert customer["pred"] == HOSTILE and customer["result"] == "misread"
-    assert not [place for place in customer["locations"] if place["value"] == "pred"]  # not on the page
+    assert customer["located"]["pred"] == {"status": "not_printed", "others": 0}  # too long to look for: not on the page
 
 
 def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None:
@@ -118,7 +127,10 @@ def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None
     for site in serve(open_view([str(mine)])):
         answer = get(site, f"api/documents/{quote('drawn [1] doc')}?run=mine").json()
         places = {
-            (v["address"], p["value"]): (p["page"], p["bbox"]) for v in answer["verdicts"] for p in v["locations"]
+            (v["address"], side): (place["page"], place["bbox"])
+            for v in answer["verdicts"]
+            for side, place in v["located"].items()
+            if place and "page" in place
         }
         page, (x0, y0, x1, y1) = places[("number", "gold")]
         assert page == 1 and 80 < x0 < 100 and x1 < 140 and 30 < y0 < 42 < y1 < 46  # after "Invoice ", line 1
@@ -283,8 +295,8 @@ def test_bad_input_is_one_line_and_a_failing_exit(sample_runs: Runs, tmp_path: P
 def test_oeb_report_by_field_gives_the_apis_rows(served: Served, sample_runs: Runs, capsys) -> None:
     assert main(["report", sample_runs.a, sample_runs.b, "--by", "field", "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)["runs"]
-    assert [run["label"] for run in printed] == labels(served)
-    for run in printed:
+    assert [run["label"] for run in printed] == [run["setting"].split(":")[0] for run in get(served, "api/runs").json()]
+    for run in printed:  # the report's full label names the run too
         assert run["fields"] == get(served, f"api/fields?run={quote(run['label'])}").json()
     assert main(["report", sample_runs.a, "--by", "field", "--format", "md"]) == 0
     assert "| field | matched | misread |" in capsys.readouterr().out
