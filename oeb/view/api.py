@@ -126,9 +126,11 @@ class View:
                     "result": verdict["result"],
                     "gold_key": document.key_of(gold),
                     "pred_key": document.key_of(pred),
-                    "explain": document.explanation(gold, pred, verdict["result"]),
                 }
             )
+            explained = document.explanation(gold, pred, verdict["result"])
+            if explained is not None:  # errors only: a matched pair reads as its keys say
+                verdicts[-1]["explain"] = explained
         schema = dict(self._row(doc_id).schema)
         for verdict, located in zip(verdicts, document.locate_sides(pages, verdicts, schema), strict=True):
             verdict["located"] = located

@@ -40,7 +40,9 @@ def located_json(place: Located | None) -> dict[str, Any] | None:
         return None
     answer: dict[str, Any] = {"status": place.status, "others": place.others}
     if place.page is not None and place.bbox is not None:
-        answer |= {"page": place.page, "bbox": [round(x, 1) for x in place.bbox], "source": place.source}
+        answer |= {"page": place.page, "bbox": [round(x, 1) for x in place.bbox]}
+    if place.source == "ocr":
+        answer["ocr"] = True
     return answer
 
 
@@ -48,7 +50,8 @@ def locate_sides(
     pages: PdfPages | None, verdicts: list[dict[str, Any]], schema: Mapping[str, Any]
 ) -> list[dict[str, Any] | None]:
     """Per verdict, where its gold and its prediction stand: `{"gold": LOCATED, "pred": LOCATED}`
-    (LOCATED: status, others, page, bbox, source; null for a value not looked for)."""
+    (LOCATED: status, others, page, bbox, `ocr` when the page was read by OCR; null for a value not
+    looked for)."""
     if pages is None:
         return [None] * len(verdicts)
     index = index_of(pages)

@@ -58,7 +58,8 @@ def test_runs_name_each_run_as_the_report_does(served: Served, sample_runs: Runs
     assert [run["setting"].split(":")[0] for run in runs] == [row["system"] for row in served.view.board["rows"]]
     for run in runs:
         folder = Path(run["folder"]).name  # the folder's name and the full label name the run too
-        assert get(served, f"api/fields?run={quote(folder)}").json() == get(served, f"api/fields?run={quote(run['label'])}").json()
+        by_folder = get(served, f"api/fields?run={quote(folder)}").json()
+        assert by_folder == get(served, f"api/fields?run={quote(run['label'])}").json()
         assert get(served, f"api/fields?run={quote(run['setting'].split(':')[0])}").status_code == 200
         assert {"headline", "accuracy", "ci95", "cost", "latency_p50_s", "latency_p95_s"} <= set(run)
         assert 0 <= run["accuracy"] <= 1
@@ -106,7 +107,7 @@ def test_the_hostile_prediction_comes_back_as_it_was_given(served: Served, sampl
     answer = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
     (customer,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
     assert customer["pred"] == HOSTILE and customer["result"] == "misread"
-    assert customer["located"]["pred"] == {"status": "not_printed", "others": 0}  # too long to look for: not on the page
+    assert customer["located"]["pred"] == {"status": "not_printed", "others": 0}  # too long for any page
 
 
 def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None:
