@@ -34,8 +34,8 @@ from oeb.view.pdf import render_page
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
 
-SCALE = 1.5
-"""Rendered pages are this many pixels per PDF point: the front end scales a location's box by it."""
+SCALE = 2.5
+"""Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
 _RAW_SHOWN = 20_000
@@ -319,8 +319,18 @@ _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
 
 
 def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:
-    """How each page was read: its text layer, OCR, or not at all (a scan, no Tesseract)."""
-    return [{"page": page.number, "source": page.source, "note": pages.note(page.number)} for page in pages.pages()]
+    """Each page's size in points and how it was read: its text layer, OCR, or not at all (a scan,
+    no Tesseract)."""
+    return [
+        {
+            "page": page.number,
+            "width": round(page.width, 1),
+            "height": round(page.height, 1),
+            "source": page.source,
+            "note": pages.note(page.number),
+        }
+        for page in pages.pages()
+    ]
 
 
 def open_view(urls: Sequence[str], *, audit: bool = False, dataset: str | None = None) -> View:

@@ -95,7 +95,9 @@ def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Serv
     assert place["status"] == "found", "the paper's title is in its text layer"
     x0, y0, x1, y1 = place["bbox"]
     assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
-    assert title["gold_key"] and answer["page_notes"] == [{"page": 1, "source": "text", "note": ""}]
+    assert title["gold_key"] and answer["page_notes"] == [
+        {"page": 1, "width": 612.0, "height": 792.0, "source": "text", "note": ""}
+    ]
     assert answer["fields"]["title"]["type"] == "string"
     for verdict in answer["verdicts"]:
         for side in ("gold", "pred"):
