@@ -110,7 +110,7 @@ async function getJSON(path) {
 }
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
 }
 
 function fail(error) {

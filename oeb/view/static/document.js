@@ -135,7 +135,8 @@ async function documentView() {
   for (let page = 1; page <= first.pages; page++) {
     const note = (first.page_notes || []).find((n) => n.page === page) || {};
     const [width, height] = [note.width || 612, note.height || 792];
-    pages.append(el("div", { class: "page", "data-page": page, "data-width": width, "data-height": height },
+    pages.append(el("div", { class: "page", "data-page": page, "data-width": width, "data-height": height,
+      style: `aspect-ratio: ${width} / ${height}` },
       el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
       el("span", { class: "page-number" }, `page ${page}`),
       note.note ? el("span", { class: "page-note" }, `page ${page}: ${note.note}`) : null));
