@@ -51,8 +51,9 @@ def _wrap(text: str) -> list[str]:
     return [*lines, current]
 
 
-def table_document(seed: int = 7, items: int = 150, rows_per_page: int = 40) -> Generated:
-    """An order of `items` items over as many pages as its rows need."""
+def table_document(seed: int = 7, items: int = 150, rows_per_page: int = 40, pages: int | None = None) -> Generated:
+    """An order of `items` items over as many pages as its rows need (`pages`: spread evenly over
+    that many pages instead)."""
     rng = random.Random(seed)
     gold_items = []
     for _ in range(items):
@@ -69,7 +70,9 @@ def table_document(seed: int = 7, items: int = 150, rows_per_page: int = 40) -> 
             }
         )
     total = round(sum(item["amount"] for item in gold_items), 2)
-    gold = {"order_number": f"PO-{seed:05d}", "total": f"{total:,.2f}", "items": gold_items}
+    gold = {"order_number": f"PO-{seed:05d}", "buyer": "Amberline Foods", "currency": "USD", "total": f"{total:,.2f}"}
+    gold["items"] = gold_items
+    spread = pages
     pages: list[list[Placed]] = []
     rows: dict[str, tuple[int, float, float]] = {}
     page: list[Placed] = []
@@ -81,6 +84,8 @@ def table_document(seed: int = 7, items: int = 150, rows_per_page: int = 40) -> 
             page.append((280, 820, f"Page {len(pages) + 1}"))
             pages.append(page)
         page = [(50, 50, f"Purchase order {gold['order_number']}")]
+        if not pages:
+            page.append((300, 50, f"Buyer: {gold['buyer']}   Currency: {gold['currency']}"))
         page += [(x, 74, name.replace("_", " ").title()) for name, x in _COLUMNS.items()]
         y = 90
 
@@ -88,7 +93,9 @@ def table_document(seed: int = 7, items: int = 150, rows_per_page: int = 40) -> 
     used = 0
     for number, item in enumerate(gold_items):
         wrapped = _wrap(item["description"])
-        if used + len(wrapped) > rows_per_page:
+        if (spread and len(pages) + 1 < spread and number * spread // items > len(pages)) or (
+            not spread and used + len(wrapped) > rows_per_page
+        ):
             new_page()
             used = 0
         cells = {name: str(item[name]) for name in _COLUMNS}

@@ -69,6 +69,8 @@ _STOP = frozenset(
     )
 )
 """Description words that label nothing."""
+_ROWS_KEPT = 64
+"""Candidate rows kept per array item (the best ones): a unit printed on 200 lines is no row."""
 _LABEL_REACH = 5
 """Words before a value on its line that may be its label."""
 
@@ -205,7 +207,8 @@ class _Placer:
         return rows
 
     def _scores(self, item: list[int]) -> dict[int, float]:
-        """Per line, how many of the item's values it prints (a value on the line below: half)."""
+        """Per line, how many of the item's values it prints (a value on the line below: half); only
+        the lines within one value of the best (at most `_ROWS_KEPT`), which alone can be its row."""
         scores: dict[int, float] = {}
         for number in item:
             lines = {place.line for place in self.places[number] or ()}
@@ -215,6 +218,10 @@ class _Placer:
                 above = line - 1
                 if above >= 0 and above not in lines and self.index.line_page[above] == self.index.line_page[line]:
                     scores[above] = scores.get(above, 0.0) + 0.5
+        if len(scores) > _ROWS_KEPT:
+            best = max(scores.values())
+            kept = sorted((line for line in scores if scores[line] >= best - 1), key=lambda line: -scores[line])
+            scores = {line: scores[line] for line in kept[:_ROWS_KEPT]}
         return scores
 
     def _on_row(self, number: int, row: int | None) -> list[Place]:

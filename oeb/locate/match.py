@@ -10,6 +10,7 @@ the same left edge (a wrapped cell). A date is also looked for in every date for
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import weakref
@@ -115,6 +116,7 @@ class Index:
         # word_line was filled line by line and words appended in the same order: a page's words
         # are in reading order and its lines cover them in turn.
         self.position = {word_id: at for line in self.lines for at, word_id in enumerate(line)}
+        self.line_lefts = [[self.words[word_id].bbox[0] for word_id in line] for line in self.lines]
 
     def _add(self, word_id: int, word: Word) -> None:
         if word.key:
@@ -183,14 +185,13 @@ class Index:
             return None
         start, last = self.words[first].bbox, self.words[current].bbox
         height = max(last[3] - last[1], 1.0)
-        nearest = min(
-            (word_id for word_id in self.lines[below] if self.words[word_id].key),
-            key=lambda word_id: abs(self.words[word_id].bbox[0] - start[0]),
-            default=None,
-        )
-        if nearest is None or self.words[nearest].bbox[1] - last[3] > 1.5 * height:
+        lefts, line_below = self.line_lefts[below], self.lines[below]
+        at = bisect.bisect_left(lefts, start[0])
+        near = [i for i in (at - 1, at) if 0 <= i < len(lefts) and abs(lefts[i] - start[0]) <= 3 * height]
+        if not near:
             return None
-        if abs(self.words[nearest].bbox[0] - start[0]) > 3 * height:
+        nearest = line_below[min(near, key=lambda i: abs(lefts[i] - start[0]))]
+        if self.words[nearest].bbox[1] - last[3] > 1.5 * height:
             return None
         return nearest if rest.startswith(self.words[nearest].key) else None
 

@@ -66,10 +66,7 @@ class Word:
     chars: tuple[Box, ...]
     key: str
     number: str | None
-
-    @property
-    def bbox(self) -> Box:
-        return span_box(self.chars)
+    bbox: Box
 
     def parts(self) -> list[tuple[int, int]]:
         """The character ranges of the word's parts when `/ : ; = ( )` split it (`1500/15`,
@@ -86,7 +83,7 @@ def span_box(boxes: Iterable[Box]) -> Box:
 
 
 def make_word(text: str, chars: Sequence[Box]) -> Word:
-    return Word(text, tuple(chars), squash(text), number_key(text))
+    return Word(text, tuple(chars), squash(text), number_key(text), span_box(chars))
 
 
 @dataclass(frozen=True)

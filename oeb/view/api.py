@@ -309,10 +309,13 @@ class View:
         return rows
 
     def warm(self) -> None:
-        """Open the dataset now (the first document page need not wait for it); a failure is left for
-        that page to report."""
+        """Open the dataset and load what a document page needs (PDFium, Pillow, the locator) now, so
+        the first document page need not wait for them; a failure is left for that page to report."""
         with contextlib.suppress(OebError):
             self.dataset()
+        import PIL.Image  # noqa: F401  (a page's PNG; imported once, here rather than on a request)
+
+        import oeb.locate.joint  # noqa: F401
 
 
 _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
