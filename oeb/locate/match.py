@@ -11,6 +11,7 @@ the same left edge (a wrapped cell). A date is also looked for in every date for
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 import weakref
@@ -67,14 +68,25 @@ def needle(value: Any) -> Needle | None:
         return None
     if len(value) > LONGEST:
         return Needle(None, ())
+    return _text_needle(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _text_needle(value: str) -> Needle | None:
+    """A string's needle (kept: the same strings recur across a document's items and its two sides)."""
     key = canonical_key(value)
     if _NUMBER_KEY.fullmatch(key):
         return Needle(key, ())
     forms = {squash(value)}
     if key.startswith(DATE_PREFIX):
-        forms |= {squash(form) for form in date_forms(date.fromisoformat(key[len(DATE_PREFIX) :]))}
+        forms |= _squashed_dates(date.fromisoformat(key[len(DATE_PREFIX) :]))
     forms.discard("")
     return Needle(None, tuple(sorted(forms))) if forms else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _squashed_dates(day: date) -> frozenset[str]:
+    return frozenset(squash(form) for form in date_forms(day))
 
 
 def date_forms(day: date) -> set[str]:

@@ -8,6 +8,7 @@ same shell works under this server and in an export (`oeb.view.export`) served b
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import logging
@@ -93,7 +94,8 @@ class App:
         self.view = view
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        response = self._respond(Request(environ))
+        request = Request(environ)
+        response = _compressed(request, self._respond(request))
         return response(environ, start_response)
 
     def _respond(self, request: Request) -> Response:
@@ -156,6 +158,24 @@ class App:
             "api_audit": view.audit_json,
         }[endpoint]
         return _json_response(answer())
+
+
+_COMPRESSED_FROM = 4096
+"""JSON answers from this many bytes go gzipped to a client that accepts it (a 2,500-verdict
+document's 845 KB travel as about a tenth of that)."""
+
+
+def _compressed(request: Request, response: Response) -> Response:
+    if (
+        response.mimetype == "application/json"
+        and "gzip" in request.headers.get("Accept-Encoding", "")
+        and response.content_length is not None
+        and response.content_length >= _COMPRESSED_FROM
+    ):
+        response.set_data(gzip.compress(response.get_data(), compresslevel=5))
+        response.headers["Content-Encoding"] = "gzip"
+        response.vary.add("Accept-Encoding")
+    return response
 
 
 def server(view: View, host: str, port: int) -> BaseWSGIServer:
