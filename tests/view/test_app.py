@@ -96,7 +96,7 @@ def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Serv
     x0, y0, x1, y1 = place["bbox"]
     assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
     assert title["gold_key"] and answer["page_notes"] == [
-        {"page": 1, "width": 612.0, "height": 792.0, "source": "text", "note": ""}
+        {"page": 1, "width": 595.0, "height": 842.0, "source": "text", "note": ""}
     ]
     assert answer["fields"]["title"]["type"] == "string"
     for verdict in answer["verdicts"]:
