@@ -37,6 +37,16 @@ def _loaded(page: Page) -> None:
     page.wait_for_function("[...document.querySelectorAll('.page img[loading=eager]')].every(i => i.complete)")
 
 
+def _selected(page: Page, url: str, rows: str, row: int, ready: str, path: Path) -> None:
+    """The page at `url` with its row number `row` (of `rows`) selected, once `ready` shows."""
+    page.goto(url)
+    page.locator(rows).nth(row).click()
+    page.locator(ready).first.wait_for()
+    _loaded(page)
+    page.screenshot(path=str(path))
+    print(f"wrote {path}")
+
+
 def _shot(page: Page, url: str, path: Path, ready: str) -> None:
     page.goto(url)
     page.locator(ready).first.wait_for()
@@ -63,35 +73,14 @@ def main() -> None:
             browser = chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             _shot(page, url, args.out / "view-leaderboard.png", "#chart circle")
-            page.goto(url + f"fields?run={a}")
-            page.locator("#fields tbody tr").first.click()
-            page.locator("#failing a").first.wait_for()
-            _loaded(page)
-            page.screenshot(path=str(args.out / "view-fields.png"), full_page=False)
-            print(f"wrote {args.out / 'view-fields.png'}")
-            page.goto(url + f"documents/{DOCUMENT}?run={a}&kind=errors")
-            page.locator("tr.verdict:not([hidden])").first.click()
-            page.locator(".box").first.wait_for()
-            _loaded(page)
-            page.screenshot(path=str(args.out / "view-document.png"))
-            print(f"wrote {args.out / 'view-document.png'}")
-            page.goto(url + f"documents/{DOCUMENT}?run={a}&vs={b}&kind=errors")
-            page.locator("tr.verdict:not([hidden])").first.click()
-            _loaded(page)
-            page.screenshot(path=str(args.out / "view-side-by-side.png"))
-            print(f"wrote {args.out / 'view-side-by-side.png'}")
-            page.goto(url + f"documents/{TABLE}?run={a}&kind=errors&all=1")
-            page.locator("tr.verdict:not([hidden])").nth(2).click()
-            page.locator(".box.gold").first.wait_for()
-            _loaded(page)
-            page.screenshot(path=str(args.out / "view-table.png"))
-            print(f"wrote {args.out / 'view-table.png'}")
-            page.goto(url + f"documents/{TABLE}?run={a}&kind=misread&zoom=1")
-            page.locator("tr.verdict:not([hidden])").first.click()
-            page.locator("#why pre").first.wait_for()
-            _loaded(page)
-            page.screenshot(path=str(args.out / "view-explain.png"))
-            print(f"wrote {args.out / 'view-explain.png'}")
+            _selected(page, url + f"fields?run={a}", "#fields tbody tr", 0, "#failing a", args.out / "view-fields.png")
+            document = url + f"documents/{DOCUMENT}?run={a}"
+            rows = "tr.verdict:not([hidden])"
+            _selected(page, document + "&kind=errors", rows, 0, ".box", args.out / "view-document.png")
+            _selected(page, document + f"&vs={b}&kind=errors", rows, 0, rows, args.out / "view-side-by-side.png")
+            table = url + f"documents/{TABLE}?run={a}"
+            _selected(page, table + "&kind=errors&all=1", rows, 2, ".box.gold", args.out / "view-table.png")
+            _selected(page, table + "&kind=misread&zoom=1", rows, 0, "#why pre", args.out / "view-explain.png")
             _shot(page, url + f"documents?run={b}", args.out / "view-documents.png", "#documents tbody tr")
             _shot(page, url + f"schema/{DOCUMENT}?run={a}", args.out / "view-schema.png", "#schema-tree")
             _shot(page, url + "audit", args.out / "view-audit.png", "#audit")
