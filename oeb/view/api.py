@@ -25,7 +25,7 @@ from oeb.locate import PdfPages
 from oeb.report import leaderboard, load_runs
 from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
 from oeb.report.runs import Run
-from oeb.run.results import SCORER
+from oeb.run.grade.results import SCORER
 from oeb.scoring import RESULTS
 from oeb.view import document
 from oeb.view.labels import folder_name, setting, short_names
