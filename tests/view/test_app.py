@@ -5,6 +5,7 @@ and dataset's folders."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,11 +17,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
 
 from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import ReportMismatch
 from oeb.report.fields import fold
 from oeb.scoring import RESULTS
@@ -320,3 +323,34 @@ def test_a_run_folder_on_s3_is_served(sample_runs: Runs, s3_env: dict[str, str])
         assert sorted(row["path"] for row in get(site, f"api/fields?run={quote(run['label'])}").json()) == sorted(
             by_path(sample_runs.b)
         )
+
+
+def test_a_dataset_that_moved_is_given_with_dataset(sample_runs: Runs, tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    shutil.copytree(SAMPLE_DATASET, moved)
+    view = open_view([sample_runs.a], dataset=str(moved))
+    answer = view.document_json(view.labels[0], BRACKETS_DOC)
+    assert answer["pages"] == 1 and answer["verdicts"][0]["located"]["gold"]["status"] == "found"
+    assert main(["view", sample_runs.a, "--dataset", str(moved), "--export", str(tmp_path / "site")]) == 0
+    lacking = tmp_path / "lacking"
+    shutil.copytree(SAMPLE_DATASET, lacking)
+    table = pq.read_table(lacking / "manifest.parquet")
+    pq.write_table(table.filter(pc.not_equal(table["doc_id"], BRACKETS_DOC)), lacking / "manifest.parquet")
+    with pytest.raises(ReportMismatch, match="lacks 1 of the runs' documents"):
+        open_view([sample_runs.a], dataset=str(lacking)).dataset()
+
+
+def test_every_document_is_listed_with_its_status_and_counts(served: Served, sample_runs: Runs) -> None:
+    rows = get(served, f"api/documents?run={quote(labels(served)[0])}").json()
+    lines = [
+        json.loads(line) for line in (Path(sample_runs.a) / "field_matching" / "scores.jsonl").read_text().splitlines()
+    ]
+    assert [row["doc_id"] for row in rows] == [line["id"] for line in lines]
+    for row, line in zip(rows, lines, strict=True):
+        assert row["status"] == "graded" and row["accuracy"] == line["accuracy"] and row["pages"] >= 1
+        assert row["counts"] == {kind: line[kind] for kind in RESULTS}
+    assert get(served, "api/documents?run=nobody").status_code == 404
+    big = httpx.get(
+        served.url + f"api/documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[0])}"
+    )
+    assert big.headers["content-encoding"] == "gzip" and big.json()["doc_id"]  # sent gzipped, read whole
