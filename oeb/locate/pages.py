@@ -13,6 +13,10 @@ from oeb.locate import ocr
 from oeb.locate.pdfium import PDFIUM, opened, render_png
 from oeb.locate.words import Box, Page, lines_of, words_of
 
+OCR_PAGES = 20
+"""Scanned pages of one document read by OCR at most (a few seconds each): a 300-page scan is not
+read whole before its first view answers; the pages past this say they were not read."""
+
 
 class PdfPages:
     """A PDF's pages for the locator. `use_ocr`: read scans with Tesseract (None: when installed)."""
@@ -26,6 +30,7 @@ class PdfPages:
         self._pages: dict[int, Page] = {}
         self._notes: dict[int, str] = {}
         self._lock = threading.Lock()
+        self._ocr_read = 0
 
     def page(self, number: int) -> Page:
         """The page (from 1), read on first use."""
@@ -76,11 +81,17 @@ class PdfPages:
         if words:
             ordered, lines = lines_of(words)
             return Page(number, width, height, "text", ordered, lines)
+        if self.use_ocr and self._ocr_read >= OCR_PAGES:
+            self._notes[number] = (
+                f"a scan without a text layer, not read: OCR reads the first {OCR_PAGES} scanned pages"
+            )
+            return Page(number, width, height, "none", (), ())
         if not self.use_ocr:
             self._notes[number] = "a scan without a text layer: its values are not looked for" + (
                 "" if ocr.tesseract() else " (install Tesseract, Debian's tesseract-ocr, to read it by OCR)"
             )
             return Page(number, width, height, "none", (), ())
+        self._ocr_read += 1
         with PDFIUM:
             return width, height, render_png(page, ocr.SCALE)
 

@@ -148,3 +148,11 @@ def test_no_value_the_sample_prints_is_reported_not_printed() -> None:
             if place is not None and place.status == "not_printed":
                 not_printed.append((gold_file.stem, address, value))
     assert not_printed == []
+
+
+def test_ocr_reads_a_bounded_number_of_scanned_pages(form: Generated, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("oeb.locate.pages.OCR_PAGES", 0)
+    pages = PdfPages(_scan(form), use_ocr=True)
+    located = locate_values(index_of(pages), flatten(form.gold))
+    assert {place.status for place in located if place is not None} == {"no_text_layer"}
+    assert pages.note(1).endswith("OCR reads the first 0 scanned pages")
