@@ -146,6 +146,11 @@ class Dataset:
                 self._pages[row.doc_path] = _pdf_pages(content) if isinstance(content, bytes) else None
         return {row.doc_id: self._pages[row.doc_path] for row in rows}
 
+    def contents(self, paths: Sequence[str]) -> dict[str, bytes | OebError]:
+        """The bytes of files of the dataset by path, read concurrently; an error in place of each one
+        that cannot be read (the document traits read PDFs and golds this way)."""
+        return self._files.read_many(paths)
+
     def missing_documents(self, rows: Sequence[Row] | None = None) -> tuple[Row, ...]:
         """The rows (all by default) whose document file does not exist; one listing of the dataset."""
         present = self._files.listing()

@@ -30,6 +30,7 @@ from oeb.scoring import RESULTS
 from oeb.view import document
 from oeb.view.labels import folder_name, setting, short_names
 from oeb.view.pdf import render_page
+from oeb.view.slices import Slicing
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
@@ -55,6 +56,7 @@ class View:
     board: dict[str, Any]
     audit: bool = False
     dataset_url: str | None = None
+    slicing: Slicing = field(default_factory=Slicing)
     _verdicts: dict[str, tuple[pa.Table, dict[str, tuple[int, int]]]] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)

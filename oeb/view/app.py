@@ -33,7 +33,7 @@ STATIC = {
     if entry.is_file() and entry.name != "shell.html"
 }
 """The front end's files by name: a request names one of these or gets a 404 (no path is joined)."""
-_TOP_PAGES = ("board", "fields", "document_list", "audit")
+_TOP_PAGES = ("board", "fields", "document_list", "audit", "slices")
 """Pages one level deep that draw themselves from the API (a new page: a Rule, a name here, a view in
 app.js)."""
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
@@ -46,6 +46,7 @@ _ROUTES = Map(
         Rule("/documents/<path:doc_id>", endpoint="documents"),
         Rule("/schema/<path:doc_id>", endpoint="schema"),
         Rule("/audit", endpoint="audit"),
+        Rule("/slices", endpoint="slices"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
         Rule("/api/fields", endpoint="api_fields"),
@@ -53,6 +54,8 @@ _ROUTES = Map(
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
         Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
         Rule("/api/audit", endpoint="api_audit"),
+        Rule("/api/slices", endpoint="api_slices"),
+        Rule("/api/mix", endpoint="api_mix"),
         Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
     ]
 )
@@ -151,11 +154,13 @@ class App:
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
-            "api_fields": lambda: view.fields_json(run, request.args.get("suite")),
+            "api_fields": lambda: _fields(view, run, request.args),
             "api_document_list": lambda: view.documents_json(run),
             "api_documents": lambda: view.document_json(run, values["doc_id"]),
             "api_schema": lambda: view.schema_json(run, values["doc_id"]),
             "api_audit": view.audit_json,
+            "api_slices": lambda: _slices(view, request.args.get("trait")),
+            "api_mix": lambda: view.slicing.mix_json(view),
         }[endpoint]
         return _json_response(answer())
 
@@ -176,6 +181,18 @@ def _compressed(request: Request, response: Response) -> Response:
         response.headers["Content-Encoding"] = "gzip"
         response.vary.add("Accept-Encoding")
     return response
+
+
+def _fields(view: View, run: str | None, args: Mapping[str, str]) -> Any:
+    """`/api/fields`: a run's fields, over a suite's documents, or a slice's (`trait` and `value`)."""
+    if "trait" in args:
+        return view.slicing.fields_json(view, run, args["trait"], args.get("value", ""))
+    return view.fields_json(run, args.get("suite"))
+
+
+def _slices(view: View, trait: str | None) -> Any:
+    """`/api/slices`: the traits there are; `?trait=T`: the runs sliced by T."""
+    return view.slicing.traits_json(view) if trait is None else view.slicing.slices_json(view, trait)
 
 
 def server(view: View, host: str, port: int) -> BaseWSGIServer:

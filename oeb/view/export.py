@@ -12,6 +12,11 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL
     api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
     api/audit.json                            GET /api/audit (with --audit)
+    slices.html, api/slices.json              GET /api/slices (the traits)
+    api/slices/<T>.json                       GET /api/slices?trait=TRAIT (T: the trait's place in slices.json)
+    api/runs/<N>/slices/<T>/<V>.json          GET /api/fields?run=LABEL&trait=TRAIT&value=VALUE (V: the value's
+                                              place in the trait's values in slices.json)
+    api/mix.json                              GET /api/mix (with --mix or --mix-from)
     pages/<DOC_ID>/<PAGE>.png                 GET /pages/DOC_ID/PAGE.png
 
 A DOC_ID is a file name (the manifest checks make it one), so it names its files as it is; URLs carry
@@ -58,6 +63,7 @@ def export(view: View, folder: str) -> int:
         put(f"api/runs/{number}/documents.json", to_json(view.documents_json(label)))
         for index, suite in enumerate(view.board["suites"]):
             put(f"api/runs/{number}/fields/{index}.json", to_json(view.fields_json(label, suite)))
+    _slices(view, put)
     with ThreadPoolExecutor(_THREADS) as pool:
         for done in [pool.submit(_document, view, doc_id, put) for doc_id in view.doc_ids]:
             done.result()
@@ -73,3 +79,18 @@ def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> Non
         put(f"api/runs/{number}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
     for number in range(1, view.page_count(doc_id) + 1):
         put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
+
+
+def _slices(view: View, put: Callable[[str, bytes], None]) -> None:
+    """The slices page and its answers: the traits, each trait's slices, the mix when one is shown."""
+    put("slices.html", shell("slices", static=True, root="", audit=view.audit).encode())
+    listed = view.slicing.traits_json(view)
+    put("api/slices.json", to_json(listed))
+    for number, entry in enumerate(listed["traits"]):
+        put(f"api/slices/{number}.json", to_json(view.slicing.slices_json(view, entry["trait"])))
+        for run, label in enumerate(view.labels):
+            for index, value in enumerate(entry["values"]):
+                rows = view.slicing.fields_json(view, label, entry["trait"], value)
+                put(f"api/runs/{run}/slices/{number}/{index}.json", to_json(rows))
+    if listed["mix"]:
+        put("api/mix.json", to_json(view.slicing.mix_json(view)))

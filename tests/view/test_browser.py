@@ -221,7 +221,7 @@ def test_a_misread_shows_both_keys_and_the_scorers_explanation(page, served: Ser
     page.goto(served.url + f"documents/{quote(BRACKETS_DOC)}?run={quote(labels(served)[1])}&kind=misread")
     row = page.locator("tr.verdict:not([hidden])").first
     row.click()
-    keys = row.locator(".key").all_inner_texts()
+    keys = row.locator(".canonical").all_inner_texts()
     assert len(keys) == 2 and keys[0] != keys[1]
     why = page.locator("#why").inner_text()
     assert "canonical key" in why and "this pair would be misread" in why

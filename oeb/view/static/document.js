@@ -96,7 +96,7 @@ function placeText(who, at, notes) {
 }
 
 function keyLine(key) {
-  return key === null || key === undefined ? null : el("div", { class: "key", title: "canonical key: what the scorer compares" }, key);
+  return key === null || key === undefined ? null : el("div", { class: "canonical", title: "canonical key: what the scorer compares" }, key);
 }
 
 function schemaNode(node) {
