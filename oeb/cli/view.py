@@ -30,16 +30,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--audit", action="store_true", help="add the gold audit's findings (/audit), each opening its document"
     )
     parser.add_argument(
-        "--dataset",
-        metavar="URL",
-        help="the runs' dataset where it is now (it moved since grading): its PDFs, golds and schemas",
-    )
-    parser.add_argument(
         "--export",
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
     )
-    add_trait_flags(parser)
+    add_trait_flags(parser)  # with --dataset: the runs' dataset where it is now, if it moved since grading
     parser.set_defaults(run=run)
 
 

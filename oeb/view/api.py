@@ -95,7 +95,7 @@ class View:
     def runs_json(self) -> list[dict[str, Any]]:
         """`GET /api/runs`: per run its label, folder and leaderboard row (latency included)."""
         return [
-            {"label": name, "setting": setting(run), "folder": row["url"], **row}
+            {"label": name, "report_label": run.label, "setting": setting(run), "folder": row["url"], **row}
             for name, run, row in zip(self.labels, self.runs, self.board["rows"], strict=True)
         ]
 

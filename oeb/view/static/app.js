@@ -56,7 +56,9 @@ function query(values) {
 // -- where things are: the server's routes, or an export's files ---------------------------------
 
 function runIndex(label) {
-  const index = RUNS.findIndex((run) => run.label === label);
+  // a run's short name, or its label as `oeb report` prints it (the slices page links by that), or its folder's name
+  const index = RUNS.findIndex((run) => run.label === label || run.report_label === label ||
+    run.folder.replace(/\/+$/, "").split("/").pop() === label);
   if (index < 0) throw new Error(`no run labelled ${JSON.stringify(label)}`);
   return index;
 }
