@@ -57,14 +57,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     import threading
 
-    from oeb.view.app import server
+    from oeb.view.app import is_loopback, server
 
-    try:
-        httpd = server(view, args.host, args.port)
-    except OSError as error:
-        raise UsageError(
-            f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); give another --port or --host"
-        ) from None
+    httpd = server(view, args.host, args.port)
+    if not is_loopback(args.host):
+        print(
+            f"oeb view: warning: --host {args.host} is not a loopback address: anyone who can reach this machine "
+            "can read these runs' gold and predictions",
+            file=sys.stderr,
+        )
     print(f"oeb view: serving {len(view.runs)} run(s) at http://{_shown(args.host)}:{httpd.server_port}/", flush=True)
     print("oeb view: press Ctrl-C to stop", file=sys.stderr, flush=True)
     threading.Thread(target=view.warm, daemon=True).start()

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from oeb.locate import ocr
-from oeb.locate.pdfium import PDFIUM, opened, render_png
+from oeb.locate.pdfium import MAX_PIXELS, PDFIUM, opened, render_png
 from oeb.locate.words import Box, Page, lines_of, words_of
 
 OCR_PAGES = 20
@@ -81,6 +81,11 @@ class PdfPages:
         if words:
             ordered, lines = lines_of(words)
             return Page(number, width, height, "text", ordered, lines)
+        if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
+            self._notes[number] = (
+                f"a scan without a text layer, not read: {width:.0f} x {height:.0f} points is too large"
+            )
+            return Page(number, width, height, "none", (), ())
         if self.use_ocr and self._ocr_read >= OCR_PAGES:
             self._notes[number] = (
                 f"a scan without a text layer, not read: OCR reads the first {OCR_PAGES} scanned pages"

@@ -15,6 +15,11 @@ import pypdfium2  # type: ignore[import-untyped]
 
 from oeb.errors import StorageFormatError
 
+MAX_PIXELS = 40_000_000
+"""The largest bitmap PDFium is asked for (a page at a scale): an A0 sheet at 1.5 pixels a point is
+about 18 million. A hostile 14,400-point page would ask for a 1.9 GB bitmap; past this it is refused
+(oeb view's page images) or left unread (OCR)."""
+
 PDFIUM = threading.RLock()
 """Held by every call into PDFium (re-entrant: a reader may render while it holds the document)."""
 

@@ -226,7 +226,7 @@ class View:
         if pdf is None or not 1 <= page <= pdf[1].page_count:
             count = 0 if pdf is None else pdf[1].page_count
             raise ViewNotFound(f"{doc_id} has no page {page} (it has {count})")
-        return render_page(pdf[0], page, scale=SCALE)
+        return render_page(pdf[0], page, scale=SCALE, smaller=1.5)  # a sheet past A1: 1.5 px a point
 
     def page_count(self, doc_id: str) -> int:
         pdf = self._pdf(doc_id)

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
 
 from oeb import storage
+from oeb.errors import PageTooLarge, ReportError, StorageFormatError, UsageError
 from oeb.view.api import View
 from oeb.view.app import STATIC, shell, to_json
 
@@ -36,11 +38,37 @@ _THREADS = 4
 """Documents exported at once: rendering and writing overlap (PDFium and the writes release the GIL)."""
 
 
+MARKER = ".oeb-view-export"
+"""The list of files an export wrote (JSON), kept in its folder: the next export into that folder
+removes those it does not write again, and a folder without it that holds anything is refused."""
+
+
+def _earlier(folder: str) -> list[str]:
+    """The files an earlier export wrote into `folder` (none for an empty or new folder); a folder
+    holding files oeb did not write is refused, so an export never mixes with or overwrites them."""
+    listing = storage.list_files(folder)
+    if not listing:
+        return []
+    try:
+        earlier = storage.read_json(storage.join(folder, MARKER)) if MARKER in listing else None
+    except StorageFormatError:
+        earlier = None
+    if not isinstance(earlier, list) or not all(isinstance(path, str) for path in earlier):
+        raise UsageError(
+            f"{folder} holds {len(listing)} files that oeb view did not write; export into an empty or new folder"
+        )
+    return [path for path in earlier if path in listing and path != MARKER]
+
+
 def export(view: View, folder: str) -> int:
-    """Write the whole app under `folder` (local or s3://); returns the number of files written."""
+    """Write the whole app under `folder` (local or s3://); returns the number of files written. The
+    files of an earlier export there that this one does not write are removed (no stale pages)."""
+    earlier = _earlier(folder)
     written: list[str] = []  # list.append is atomic: the documents' threads share it
 
     def put(path: str, data: bytes) -> None:
+        if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:  # ids are checked on loading
+            raise ReportError(f"the export file {path!r} would land outside {folder}; nothing more is written")
         storage.write_bytes(storage.join(folder, path), data)
         written.append(path)
 
@@ -67,7 +95,10 @@ def export(view: View, folder: str) -> int:
     with ThreadPoolExecutor(_THREADS) as pool:
         for done in [pool.submit(_document, view, doc_id, put) for doc_id in view.doc_ids]:
             done.result()
-    return len(written)
+    storage.write_json(storage.join(folder, MARKER), sorted(written))
+    for stale in set(earlier) - set(written):
+        storage.remove(storage.join(folder, stale))
+    return len(written) + 1  # and the list of them
 
 
 def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> None:
@@ -78,7 +109,10 @@ def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> Non
         put(f"api/runs/{number}/documents/{doc_id}.json", to_json(view.document_json(label, doc_id)))
         put(f"api/runs/{number}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
     for number in range(1, view.page_count(doc_id) + 1):
-        put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
+        try:
+            put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
+        except PageTooLarge:  # left out: the page shows no image, as the server answers 404 for it
+            continue
 
 
 def _slices(view: View, put: Callable[[str, bytes], None]) -> None:

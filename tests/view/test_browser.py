@@ -4,7 +4,6 @@ values stay text, and the exported folder opens the same. One browser for the mo
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -13,6 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from playwright import sync_api
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
 from oeb.view.api import open_view
@@ -21,12 +21,9 @@ from oeb.view.export import export
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.slow,  # a browser start and about 20 s of pages
-    pytest.mark.skipif(  # on CI a missing browser fails the tests instead
-        not CHROMIUM.exists() and os.environ.get("CI") != "true", reason="no Chromium (apt-get install -y chromium)"
-    ),
+    pytest.mark.must_run,  # under CI=true a missing Chromium fails the run
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
 ]
-
-sync_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
