@@ -20,8 +20,9 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from oeb.errors import OebError, ViewNotFound
+from oeb.errors import AdjudicationError, OebError, StaleDecision, ViewNotFound
 from oeb.view.api import SCALE, View
+from oeb.view.review import TOKEN_HEADER, Forbidden, Review, origins
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -48,12 +49,25 @@ _ROUTES = Map(
         Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
         Rule("/api/audit", endpoint="api_audit"),
         Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
+        Rule("/review", endpoint="review"),
+        Rule("/adjudications", endpoint="adjudications"),
+        Rule("/api/review", endpoint="api_review", methods=["GET"]),
+        Rule("/api/review/decide", endpoint="api_decide", methods=["POST"]),
+        Rule("/api/adjudications", endpoint="api_adjudications"),
     ]
 )
 
 
 def shell(
-    page: str, *, static: bool, root: str, doc_id: str | None = None, message: str = "", audit: bool = False
+    page: str,
+    *,
+    static: bool,
+    root: str,
+    doc_id: str | None = None,
+    message: str = "",
+    audit: bool = False,
+    review: str = "",
+    token: str = "",
 ) -> str:
     """The HTML of one page: the shell with its view, its way back to the top (`root`: "" or "../"),
     whether it is an export (`static`: the API as JSON files) and the document it shows."""
@@ -66,6 +80,8 @@ def shell(
         "MESSAGE": message,
         "SCALE": str(SCALE),
         "AUDIT": "1" if audit else "",
+        "REVIEW": review,
+        "TOKEN": token,
     }
     for key, value in values.items():
         template = template.replace("{{" + key + "}}", html.escape(value, quote=True))
@@ -84,8 +100,9 @@ def _json_response(value: Any, status: int = 200) -> Response:
 class App:
     """The WSGI application over one `View`."""
 
-    def __init__(self, view: View) -> None:
+    def __init__(self, view: View, review: Review | None = None) -> None:
         self.view = view
+        self.review = review
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         response = self._respond(Request(environ))
@@ -105,6 +122,9 @@ class App:
             if api:
                 return _json_response({"error": f"no such route: {request.path}"}, 404)
             return self._page(request, "notfound", 404, message=f"no page at {request.path}")
+        except AdjudicationError as error:  # a refused decision: one line, and nothing written
+            status = 403 if isinstance(error, Forbidden) else 409 if isinstance(error, StaleDecision) else 400
+            return _json_response({"error": str(error)}, status)
         except HTTPException as error:  # a redirect (/fields/ to /fields) or a method not allowed
             return error.get_response(request.environ)
         except OebError as error:  # a dataset or folder that cannot be read now: one line, not a traceback
@@ -116,7 +136,19 @@ class App:
         self, request: Request, page: str, status: int = 200, message: str = "", doc_id: str | None = None
     ) -> Response:
         root = "../" * (request.path.count("/") - 1)  # /documents/ID: one folder deep
-        text = shell(page, static=False, root=root, doc_id=doc_id, message=message, audit=self.view.audit)
+        review = self.review
+        mode = "" if review is None else "write" if review.writable else "read"
+        token = review.token if review is not None and review.writable and page == "review" else ""
+        text = shell(
+            page,
+            static=False,
+            root=root,
+            doc_id=doc_id,
+            message=message,
+            audit=self.view.audit,
+            review=mode,
+            token=token,
+        )
         return Response(text, status=status, mimetype="text/html")
 
     def _answer(self, endpoint: str, values: Mapping[str, Any], request: Request) -> Response:
@@ -133,6 +165,8 @@ class App:
                     view.run(label)
             view.check_document(values["doc_id"])
             return self._page(request, endpoint, doc_id=values["doc_id"])
+        if endpoint in ("review", "adjudications", "api_review", "api_decide", "api_adjudications"):
+            return self._review(endpoint, request)
         if endpoint == "static":
             name = values["name"]
             if name not in STATIC:
@@ -151,8 +185,32 @@ class App:
         }[endpoint]
         return _json_response(answer())
 
+    def _review(self, endpoint: str, request: Request) -> Response:
+        """The review queue, the adjudications list and the one write (`oeb.view.review`)."""
+        review = self.review
+        if review is None:
+            raise ViewNotFound("no adjudication file is shown; start oeb view with --review FILE --by NAME")
+        if endpoint in ("review", "adjudications"):
+            if endpoint == "review" and not review.writable:
+                raise ViewNotFound("the review queue needs --by NAME (who decides)")
+            return self._page(request, endpoint)
+        if endpoint == "api_review":
+            return _json_response(review.queue_json())
+        if endpoint == "api_adjudications":
+            return _json_response(review.adjudications_json())
+        review.check_request(request.headers.get(TOKEN_HEADER), request.headers.get("Origin"))
+        try:
+            body = json.loads(request.get_data(cache=False, as_text=True) or "null")
+        except ValueError:
+            raise AdjudicationError("a decision is a JSON object: {id, revision, decision, reason, value}") from None
+        return _json_response(review.decide(body))
 
-def server(view: View, host: str, port: int) -> BaseWSGIServer:
-    """A threaded HTTP server of the app on host:port (0: a free port), not yet serving."""
+
+def server(view: View, host: str, port: int, review: Review | None = None) -> BaseWSGIServer:
+    """A threaded HTTP server of the app on host:port (0: a free port), not yet serving; a review's
+    origins are set to the server's own once its port is known."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request on the terminal
-    return make_server(host, port, App(view), threaded=True)
+    httpd = make_server(host, port, App(view, review), threaded=True)
+    if review is not None:
+        review.origins = origins(host, httpd.server_port)
+    return httpd

@@ -119,6 +119,8 @@ function fail(error) {
 function nav(current) {
   const items = [["board", "Leaderboard"], ["fields", "Fields"]];
   if (CONF.audit) items.push(["audit", "Gold audit"]);
+  if (CONF.review === "write") items.push(["review", "Review"]);
+  if (CONF.review) items.push(["adjudications", "Adjudications"]);
   const run = params.get("run");
   document.getElementById("nav").replaceChildren(
     ...items.map(([view, name]) =>
@@ -485,7 +487,9 @@ async function audit() {
 
 // -- start ---------------------------------------------------------------------------------------
 
-const VIEWS = { board, fields, documents: documentView, schema, audit };
+// review.js adds the review queue and the adjudications list (oeb view --review)
+const VIEWS = { board, fields, documents: documentView, schema, audit,
+  review: () => window.oebReview.queue(), adjudications: () => window.oebReview.list() };
 
 async function start() {
   nav(CONF.view);
