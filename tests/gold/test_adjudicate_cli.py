@@ -1,0 +1,152 @@
+"""`oeb adjudicate` as a user runs it, over three graded mock runs of the sample with seeded gold errors
+(goldruns.py): propose, accept and reject on local and S3 files, check, diff against two separate
+gradings, sample, and bad input refused in one line with exit 2 and nothing changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from goldruns import SEEDED, GoldRuns
+
+from oeb import storage
+from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET
+from oeb.gold import entries
+from oeb.report import load_run
+
+
+def propose(gold_runs: GoldRuns, out: str) -> entries.Adjudications:
+    assert main(["adjudicate", "propose", *gold_runs.runs, "--min-agree", "2", "--out", out]) == 0
+    return entries.load(out)
+
+
+def test_propose_turns_the_seeded_gold_errors_into_proposals(gold_runs: GoldRuns, tmp_path: Path) -> None:
+    proposed = propose(gold_runs, str(tmp_path / "adj.yaml"))
+    found = {(e.doc_id, e.address): e for e in proposed.entries}
+    for (doc_id, address), (true, put) in SEEDED.items():
+        entry = found[(doc_id, address)]
+        assert entry.status == "proposed" and "systems" in (entry.reason or "")
+        if put is None:
+            assert (entry.action, entry.value) == ("add", true)
+        else:
+            assert (entry.action, entry.values) == ("accept", (true,))
+        assert entry.evidence is not None and entry.evidence["page"] == 1 and len(entry.evidence["bbox"]) == 4
+    assert proposed.dataset == str(Path(gold_runs.dataset).resolve())
+    # proposing again keeps a decided entry as it is
+    decided = next(iter(found.values()))
+    url = str(tmp_path / "adj.yaml")
+    assert main(["adjudicate", "accept", url, decided.id, "--by", "ann", "--reason", "seen on the page"]) == 0
+    again = propose(gold_runs, url)
+    assert again.by_id(decided.id).status == "accepted" and len(again.entries) == len(proposed.entries)
+
+
+def test_accept_and_reject_round_trip(gold_runs: GoldRuns, folder_url: str) -> None:
+    url = storage.join(folder_url, "adjudications.yaml")
+    proposed = propose(gold_runs, url)
+    first, second = proposed.entries[0].id, proposed.entries[1].id
+    assert main(["adjudicate", "accept", url, first, "--by", "ann"]) == 0  # the proposal's reason is kept
+    assert main(["adjudicate", "reject", url, second, "--by", "bob", "--reason", "the page says otherwise"]) == 0
+    read = entries.load(url)
+    assert (read.by_id(first).status, read.by_id(first).by, read.by_id(first).reason) == (
+        "accepted",
+        "ann",
+        proposed.entries[0].reason,
+    )
+    assert (read.by_id(second).status, read.by_id(second).reason) == ("rejected", "the page says otherwise")
+    untouched = [e for e in read.entries if e.id not in (first, second)]
+    assert untouched == [e for e in proposed.entries if e.id not in (first, second)]
+
+
+def bad(arguments: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(arguments) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1, err
+
+
+def test_bad_decisions_change_nothing(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = str(tmp_path / "adj.yaml")
+    proposed = propose(gold_runs, url)
+    before = Path(url).read_bytes()
+    some = proposed.entries[0].id
+    bad(["adjudicate", "accept", url, some, "nope", "--by", "ann"], "no entry with id 'nope'", capsys)
+    bad(["adjudicate", "accept", url, some, "--by", "ann", "--value", "{"], "is not JSON", capsys)
+    Path(url).write_bytes(before.replace(b"status: proposed", b"status: accepted\n  by: ann", 1))
+    Path(url).write_bytes(Path(url).read_bytes().replace(b"  reason:", b"  note:", 1))
+    bad(["adjudicate", "check", url], "unknown key 'note'", capsys)
+    Path(url).write_bytes(before.replace(b"status: proposed", b"status: accepted", 1))
+    bad(["adjudicate", "check", url], "needs `by:`", capsys)
+    Path(url).write_bytes(before + b"- {id: x, doc_id: d, address: [oops\n")
+    bad(["adjudicate", "check", url], "not valid YAML at line", capsys)
+    assert main(["adjudicate", "check", str(tmp_path / "missing.yaml")]) == 2
+    Path(url).write_bytes(before)
+    bad(["adjudicate", "reject", url, some, "--by", "ann", "--reason", " "], "a rejection needs --reason", capsys)
+    assert Path(url).read_bytes() == before
+
+
+def test_check_lists_each_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        f"dataset: {SAMPLE_DATASET}\nentries:\n"
+        "- {id: a, doc_id: nothing, address: x, action: remove}\n"
+        "- {id: b, doc_id: short__invoice_4417, address: total, action: replace, value: lots}\n"
+    )
+    capsys.readouterr()
+    assert main(["adjudicate", "check", str(url)]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["a", "b"]
+
+
+def test_diff_equals_two_separate_gradings(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The file undoes the seeded errors (replace, add), so after it each run scores as a copy of it
+    graded against the sample's true gold."""
+    url = tmp_path / "adj.yaml"
+    lines = ["entries:"]
+    for n, ((doc_id, address), (true, put)) in enumerate(SEEDED.items()):
+        action = "add" if put is None else "replace"
+        lines.append(
+            f"- {{id: e{n}, doc_id: {doc_id}, address: {address}, action: {action}, value: {json.dumps(true)}, "
+            "status: accepted, by: ann, reason: on the page}"
+        )
+    url.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["adjudicate", "diff", *gold_runs.runs, "--adjudications", str(url), "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["accepted"] == 3
+    repaired = tmp_path / "repaired"  # the damaged dataset's twin with the true gold
+    shutil.copytree(gold_runs.dataset, repaired)
+    shutil.copytree(gold_runs.true_gold, repaired / "gold", dirs_exist_ok=True)
+    for run in gold_runs.runs:
+        before = load_run(run)
+        copy = tmp_path / Path(run).name
+        shutil.copytree(run, copy)
+        settings = json.loads((copy / "settings.json").read_text())
+        (copy / "settings.json").write_text(json.dumps({**settings, "dataset": str(repaired)}))
+        assert main(["grade", str(copy)]) == 0
+        after = load_run(str(copy))
+        row = next(s for s in result["systems"] if s["system"].endswith(f"seed={Path(run).parent.name[-1]})"))
+        headline = sum(line.get("accuracy", 0) for line in after.lines) / len(after.lines)
+        assert row["after"]["headline"] == pytest.approx(headline, abs=1e-12)
+        assert row["before"]["headline"] == pytest.approx(
+            sum(line.get("accuracy", 0) for line in before.lines) / len(before.lines), abs=1e-12
+        )
+        assert row["difference"]["mean_diff"] == pytest.approx(
+            row["after"]["headline"] - row["before"]["headline"], abs=1e-12
+        )
+        assert row["documents_changed"] == 2 and {m["id"] for m in row["moved_by"]} <= {"e0", "e1", "e2"}
+    assert main(["adjudicate", "diff", *gold_runs.runs, "--adjudications", str(url)]) == 0
+    assert "rank" in capsys.readouterr().out
+
+
+def test_sample_writes_verify_entries_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = str(tmp_path / "adj.yaml")
+    assert main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    first = entries.load(url)
+    assert len(first.entries) == 20 and {e.action for e in first.entries} == {"verify"}
+    assert main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    assert entries.load(url).entries == first.entries
+    assert main(["adjudicate", "check", url]) == 0
+    bad(["adjudicate", "sample", SAMPLE_DATASET, "--n", "0", "--out", url], "--n 0", capsys)
