@@ -100,7 +100,9 @@ def test_check_lists_each_problem(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert [line.split(":")[0] for line in out] == ["a", "b"]
 
 
-def test_diff_equals_two_separate_gradings(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_equals_two_separate_gradings(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The file undoes the seeded errors (replace, add), so after it each run scores as a copy of it
     graded against the sample's true gold."""
     url = tmp_path / "adj.yaml"
@@ -143,10 +145,14 @@ def test_diff_equals_two_separate_gradings(gold_runs: GoldRuns, tmp_path: Path, 
 
 def test_sample_writes_verify_entries_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = str(tmp_path / "adj.yaml")
-    assert main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    assert (
+        main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    )
     first = entries.load(url)
     assert len(first.entries) == 20 and {e.action for e in first.entries} == {"verify"}
-    assert main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    assert (
+        main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
+    )
     assert entries.load(url).entries == first.entries
     assert main(["adjudicate", "check", url]) == 0
     bad(["adjudicate", "sample", SAMPLE_DATASET, "--n", "0", "--out", url], "--n 0", capsys)

@@ -64,21 +64,20 @@ window.oebReview = (() => {
             el("img", { src: pageImage(item.doc_id, page), alt: `page ${page} of ${item.doc_id}` }),
             el("span", { class: "page-number" }, String(page))))
         : el("p", { class: "note" }, "no PDF page to show");
+      const readings = el("table", { id: "readings" }, el("tbody", {}, systems.map(([label, reading]) =>
+        el("tr", {}, el("td", {}, label), el("td", {}, el("div", { class: "value" }, shown(reading.value))),
+          el("td", {}, el("span", { class: `kind ${reading.result}` }, reading.result))))));
+      const facts = el("dl", {},
+        el("dt", {}, "entry"), el("dd", { id: "entry-id" }, `${item.id} (${item.action}, `,
+          el("span", { id: "entry-status" }, decided.get(item.id) || item.status), ")"),
+        el("dt", {}, "gold"), el("dd", {}, el("div", { class: "value", id: "gold" }, shown(item.gold))),
+        el("dt", {}, "proposal"), el("dd", {}, el("div", { class: "value", id: "proposal" }, proposal(item))),
+        el("dt", {}, "why proposed"), el("dd", {}, el("div", { class: "value", id: "proposed-reason" }, item.reason || "")),
+        el("dt", {}, `systems (${item.disagree} of ${systems.length} disagree with the gold)`), el("dd", {}, readings));
       body.replaceChildren(
         el("h2", {}, `${at + 1} of ${items.length}: `, el("a", { href: link("documents", { doc: item.doc_id }) }, item.doc_id),
           " · ", el("code", {}, item.address)),
-        el("div", { class: "document" }, holder,
-          el("div", { class: "verdicts" },
-            el("dl", {},
-              el("dt", {}, "entry"), el("dd", { id: "entry-id" }, `${item.id} (${item.action}, `,
-                el("span", { id: "entry-status" }, decided.get(item.id) || item.status), ")"),
-              el("dt", {}, "gold"), el("dd", {}, el("div", { class: "value", id: "gold" }, shown(item.gold))),
-              el("dt", {}, "proposal"), el("dd", {}, el("div", { class: "value", id: "proposal" }, proposal(item))),
-              el("dt", {}, "why proposed"), el("dd", {}, el("div", { class: "value", id: "proposed-reason" }, item.reason || "")),
-              el("dt", {}, `systems (${item.disagree} of ${systems.length} disagree with the gold)`),
-              el("dd", {}, el("table", { id: "readings" }, el("tbody", {}, systems.map(([label, reading]) =>
-                el("tr", {}, el("td", {}, label), el("td", {}, el("div", { class: "value" }, shown(reading.value))),
-                  el("td", {}, el("span", { class: `kind ${reading.result}` }, reading.result))))))))));
+        el("div", { class: "document" }, holder, el("div", { class: "verdicts" }, facts)));
       if (item.evidence && item.evidence.bbox && item.pages) box(page, item.evidence.bbox, "gold", "evidence");
     }
 
@@ -106,6 +105,7 @@ window.oebReview = (() => {
         Object.assign(item, written);
         reason.value = "";
         value.value = "";
+        if (document.activeElement === value || document.activeElement === reason) document.activeElement.blur();
         say(`${item.id} ${written.status} by ${written.by}`);
         if (at < items.length - 1) at += 1;
         draw();
