@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oeb.cli.report import emit, fraction, output_flags
+from oeb.cli.report import adjudications_flag, emit, fraction, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="CI gate: exit 3 when B is significantly worse than A, the upper end of the 95%% interval "
         "below -MARGIN (a share, default 0)",
     )
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
@@ -77,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
-    a, b = load_runs([args.run_a, args.run_b], distinct=False)
+    from oeb.gold.board import under_gold
+
+    a, b = under_gold(load_runs([args.run_a, args.run_b], distinct=False), args.adjudications).runs
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "

@@ -41,6 +41,16 @@ def emit(verb: str, text: str | None, out: str | None) -> None:
         sys.stdout.write(text)
 
 
+def adjudications_flag(parser: argparse.ArgumentParser) -> None:
+    """`--adjudications URL`, alike for report, compare and view (docs/adjudication.md)."""
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="grade under this adjudication file (any fsspec URL; default: the dataset's own "
+        "adjudications.yaml when it has one; none: the raw gold)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb report` and its flags."""
     parser = subparsers.add_parser(
@@ -85,6 +95,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="X",
         help="CI gate: after the report, exit 3 when a run's headline is below X (a share, e.g. 0.85)",
     )
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
@@ -151,8 +162,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
     if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
         raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
-    runs = load_runs(args.runs)
-    board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
+    from oeb.gold.board import annotate, lines, under_gold
+
+    gold = under_gold(load_runs(args.runs), args.adjudications)
+    runs = gold.runs
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
     if args.by == "field":
         emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)
         return 0
@@ -160,8 +174,13 @@ def run(args: argparse.Namespace) -> int:
         from oeb.report import rich_tables
 
         text = _text(rich_tables(board), args.out is not None)
+        if lines(board):
+            if text is None:
+                print("\n".join(lines(board)))
+            else:
+                text += "\n".join(lines(board)) + "\n"
     elif args.format == "md":
-        text = markdown(board)
+        text = markdown(board) + "".join(f"\n{line}\n" for line in lines(board))
     elif args.format == "json":
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -15,6 +15,7 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
 from oeb.gold import entries
+from oeb.gold.check import leaves
 from oeb.report import load_run
 
 
@@ -156,3 +157,43 @@ def test_sample_writes_verify_entries_once(tmp_path: Path, capsys: pytest.Captur
     assert entries.load(url).entries == first.entries
     assert main(["adjudicate", "check", url]) == 0
     bad(["adjudicate", "sample", SAMPLE_DATASET, "--n", "0", "--out", url], "--n 0", capsys)
+
+
+def board(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    capsys.readouterr()
+    assert main(["report", *arguments, "--format", "json"]) == 0
+    answer: dict[str, object] = json.loads(capsys.readouterr().out)
+    return answer
+
+
+def test_the_report_says_which_gold_and_how_wrong(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = board(list(gold_runs.runs), capsys)
+    url = str(tmp_path / "adj.yaml")
+    assert main(["adjudicate", "sample", gold_runs.dataset, "--n", "8", "--seed", "2", "--out", url]) == 0
+    unchanged = board([*gold_runs.runs, "--adjudications", url], capsys)  # nothing decided yet
+    assert unchanged["rows"] == [{**row, "within_gold_noise": False} for row in raw["rows"]]  # type: ignore[union-attr]
+    assert unchanged["gold_error"] is None
+    ids = [entry.id for entry in entries.load(url).entries]
+    assert main(["adjudicate", "accept", url, *ids[:6], "--by", "ann", "--reason", "as on the page"]) == 0
+    wrong = entries.load(url).by_id(ids[6])
+    gold = dict(leaves(json.loads((Path(gold_runs.dataset) / "gold" / f"{wrong.doc_id}.json").read_text())))
+    fixed = json.dumps("Zz" if isinstance(gold[wrong.address], str) else gold[wrong.address] + 1)
+    assert main(["adjudicate", "accept", url, wrong.id, "--by", "ann", "--reason", "misread", "--value", fixed]) == 0
+    adjudicated = board([*gold_runs.runs, "--adjudications", url], capsys)
+    error = adjudicated["gold_error"]
+    assert isinstance(error, dict) and (error["checked"], error["wrong"]) == (7, 1)
+    assert error["rate"] == pytest.approx(1 / 7) and error["ci"][0] < 1 / 7 < error["ci"][1]
+    gold = adjudicated["gold"]
+    assert (
+        isinstance(gold, dict)
+        and gold["accepted"] == 1
+        and gold["line"].endswith(f"+ 1 adjudication (sha256 {entries.load(url).short})")
+    )
+    capsys.readouterr()
+    assert main(["report", *gold_runs.runs, "--adjudications", url]) == 0
+    out = capsys.readouterr().out
+    assert "gold error: 14.3% (95% CI 0.4-57.9%) from 7 checked values" in out
+    assert board([*gold_runs.runs, "--adjudications", "none"], capsys) == raw
+    bad(["report", *gold_runs.runs, "--adjudications", str(tmp_path / "absent.yaml")], "no adjudication file", capsys)
