@@ -122,7 +122,8 @@ def _decide(args: argparse.Namespace) -> int:
     updated = current.replaced(decided)
     updated.accepted  # noqa: B018 - refuses two accepted entries on one address before writing
     entries.save(updated, args.file)
-    print(f"oeb adjudicate: {len(decided)} entries {args.status} in {args.file}", file=sys.stderr)
+    noun = "entry" if len(decided) == 1 else "entries"
+    print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
     return 0
 
 
@@ -146,11 +147,15 @@ def _check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"oeb adjudicate check: {len(problems)} problems in {args.file}; fix them", file=sys.stderr)
+        noun = "problem" if len(problems) == 1 else "problems"
+        print(f"oeb adjudicate check: {len(problems)} {noun} in {args.file}; fix them", file=sys.stderr)
         return 2
-    accepted = len(adjudications.accepted)
+    decided = sum(1 for entry in adjudications.entries if entry.status != "proposed")
+    changing = len(adjudications.accepted)
     print(
-        f"oeb adjudicate check: {len(adjudications.entries)} entries ({accepted} accepted), no problem", file=sys.stderr
+        f"oeb adjudicate check: {len(adjudications.entries)} entries ({decided} decided, {changing} changing "
+        "grading), no problem",
+        file=sys.stderr,
     )
     return 0
 

@@ -180,7 +180,10 @@ def run(args: argparse.Namespace) -> int:
             else:
                 text += "\n".join(lines(board)) + "\n"
     elif args.format == "md":
-        text = markdown(board) + "".join(f"\n{line}\n" for line in lines(board))
+        said = lines(board)
+        text = markdown(board) + "".join(
+            f"- {line.strip()}\n" if line.startswith("  ") else f"\n{line}\n" for line in said
+        )
     elif args.format == "json":
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -296,7 +296,7 @@ def dump(adjudications: Adjudications) -> str:
     if adjudications.commit is not None:
         tree["commit"] = adjudications.commit
     tree["entries"] = [to_json(entry) for entry in adjudications.entries]
-    text: str = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=None, width=120)
+    text: str = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
     return text
 
 

@@ -58,7 +58,7 @@ def shown(block: Mapping[str, Any] | None) -> str:
     low, high = block["ci"]
     return (
         f"gold error: {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
-        f"from {block['checked']} checked values"
+        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
     )
 
 

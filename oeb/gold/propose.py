@@ -36,7 +36,8 @@ def _reason(finding: Finding) -> str:
     if finding.kind == "mojibake":
         return finding.note
     systems = ", ".join(finding.systems)
-    return f"{finding.agree} of {finding.of} systems ({systems}) give {finding.consensus!r}; {finding.note}"
+    gold = "states nothing here" if finding.gold is None else f"says {finding.gold!r}"
+    return f"{finding.agree} of {finding.of} systems ({systems}) give {finding.consensus!r}; the gold {gold}"
 
 
 def entries_of(findings: Sequence[Finding]) -> list[Entry]:

@@ -1,0 +1,112 @@
+"""Benchmark of grading under an adjudication file (`make bench-adjudicate`).
+
+Builds the synthetic 620-document corpus (`scripts/make_corpus.py`), runs ten offline `mock` systems
+(seeds 1-10) over it side by side in one `oeb run`, writes an adjudication file of 1,000 accepted
+entries on sampled gold values (accept, replace, remove and verify-with-a-correction, in turn), then
+times, best of `--repeat`:
+
+- the regrade of the ten runs without the file (`oeb grade PREFIX`: every document from the cache);
+- the same regrade, then the ten runs under the file: the file read and checked against the dataset,
+  and the accepted entries applied to the documents they name (`oeb.gold.board.under_gold`, what
+  `oeb report --adjudications` and `oeb adjudicate diff` do).
+
+Target (issue #39): with the file at most 1.1x the regrade without.
+
+Usage: uv run python scripts/bench_adjudicate.py [--values 60000] [--entries 1000] [--repeat 2] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 1.1
+
+
+def _runs(folder: Path, values: int) -> list[Path]:
+    """The corpus and ten graded mock runs of it in `folder` (made once: kept runs are reused)."""
+    dataset, runs = folder / "corpus", folder / "runs"
+    if runs.is_dir():
+        return sorted(runs.iterdir())
+    make = [sys.executable, str(ROOT / "scripts" / "make_corpus.py"), "--out", str(dataset), "--documents", "620"]
+    subprocess.run([*make, "--values", str(values), "--largest", str(max(20, values // 10))], check=True)
+    command = [sys.executable, "-m", "oeb", "run", "-y", "--out", str(runs)]
+    example = (ROOT / "oeb" / "examples" / "mock.yaml").read_text()
+    for seed in range(1, 11):
+        config = folder / f"mock-{seed}.yaml"
+        config.write_text(example.replace("seed: 0", f"seed: {seed}"))
+        command += ["--config", str(config)]
+    for change in (f"dataset={dataset}", "system.mock.latency=0", "ray.rate_limit.requests_per_second=1000"):
+        command += ["--set", change]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return sorted(runs.iterdir())
+
+
+def _file(dataset: str, url: Path, count: int) -> None:
+    """`count` accepted entries on sampled gold values, the actions in turn."""
+    from oeb.dataset import open_dataset
+    from oeb.gold import entries, sample
+
+    opened = open_dataset(dataset)
+    drawn = sample.draw(sample.population(opened), count, 1, False)
+    made = []
+    for n, (_, doc_id, address, value) in enumerate(drawn):
+        common = {"reason": "benchmark", "by": "bench", "status": "accepted"}
+        kind = n % 4
+        other = value + 1 if isinstance(value, int | float) and not isinstance(value, bool) else f"{value}!"
+        if kind == 0:
+            made.append(entries.Entry(f"e{n}", doc_id, address, "accept", values=(other,), **common))
+        elif kind == 1:
+            made.append(entries.Entry(f"e{n}", doc_id, address, "replace", value=other, **common))
+        elif kind == 2:
+            made.append(entries.Entry(f"e{n}", doc_id, address, "remove", **common))
+        else:
+            made.append(entries.Entry(f"e{n}", doc_id, address, "verify", value=other, **common))
+    entries.save(entries.Adjudications(tuple(made), opened.identity, opened.commit), str(url))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--values", type=int, default=60_000, help="gold values in the corpus, in all")
+    parser.add_argument("--entries", type=int, default=1000, help="accepted entries in the file")
+    parser.add_argument("--repeat", type=int, default=2, help="timings of each, the best kept")
+    parser.add_argument("--keep", type=Path, help="build the runs in DIR and keep them, or reuse those there")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-adjudicate-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
+    runs = _runs(folder, args.values)
+    file = folder / "adjudications.yaml"
+    _file(str(folder / "corpus"), file, args.entries)
+
+    from oeb.gold.board import under_gold
+    from oeb.report import load_runs
+
+    grade = [sys.executable, "-m", "oeb", "grade", str(folder / "runs")]
+    without, applying = [], []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        subprocess.run(grade, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        without.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        gold = under_gold(load_runs([str(run) for run in runs]), str(file))
+        applying.append(time.perf_counter() - start)
+    touched = sum(1 for run in gold.runs for line in run.lines if line.get("adjudications"))
+    best, extra = min(without), min(applying)
+    ratio = (best + extra) / best
+    print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+    print(f"10 runs x 620 documents; {args.entries} accepted entries touching {touched} run-documents")
+    print(f"regrade without the file: {best:.2f} s (best of {args.repeat}: {', '.join(f'{t:.2f}' for t in without)})")
+    print(f"the file read, checked and applied: {extra:.2f} s (best of {args.repeat})")
+    print(f"with the file / without: {ratio:.3f}x (target at most {TARGET}x)")
+    sys.exit(0 if ratio <= TARGET else 1)
+
+
+if __name__ == "__main__":
+    main()
