@@ -31,8 +31,8 @@ from fixtures.services import S3_BUCKET
 from oeb import _retry, storage
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import DiskFull, StorageDown, StorageNotFoundError
-from oeb.run import spill
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
+from oeb.run.predict import spill
 from reliability.test_job_crashes import JobRun, job_run  # noqa: F401  (the job vendors' fixture)
 
 IDS = sorted(row.doc_id for row in open_dataset(SAMPLE_DATASET, "manifest.parquet").rows)
@@ -391,7 +391,7 @@ def test_a_hub_dataset_is_read_whole_through_a_flaky_hub(fake_hub, tmp_path: Pat
 
 
 def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: FaultProxy) -> None:
-    from oeb.run.lock import LOCK_NAME, hold
+    from oeb.run.folder.lock import LOCK_NAME, hold
 
     url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
     proxy.scripted = ["reset_after"]  # the If-None-Match PUT reaches the store; its answer never comes
