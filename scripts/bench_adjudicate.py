@@ -7,7 +7,7 @@ times, best of `--repeat`:
 
 - the regrade of the ten runs without the file (`oeb grade PREFIX`: every document from the cache);
 - the same regrade, then the ten runs under the file: the file read and checked against the dataset,
-  and the accepted entries applied to the documents they name (`oeb.gold.board.under_gold`, what
+  and the accepted entries applied to the documents they name (`oeb.report.adjudicated.under_gold`, what
   `oeb report --adjudications` and `oeb adjudicate diff` do).
 
 Target (issue #39): with the file at most 1.1x the regrade without.
@@ -85,8 +85,8 @@ def main() -> None:
     file = folder / "adjudications.yaml"
     _file(str(folder / "corpus"), file, args.entries)
 
-    from oeb.gold.board import under_gold
     from oeb.report import load_runs
+    from oeb.report.adjudicated import under_gold
 
     grade = [sys.executable, "-m", "oeb", "grade", str(folder / "runs")]
     without, applying = [], []

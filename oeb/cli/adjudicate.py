@@ -82,6 +82,7 @@ def _header(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
 def _propose(args: argparse.Namespace) -> int:
     from oeb.gold import entries, propose
     from oeb.report import audit, load_runs
+    from oeb.view.evidence import located
 
     runs = load_runs(args.runs)
     min_agree = args.min_agree or audit.default_min_agree(len(runs))
@@ -92,7 +93,7 @@ def _propose(args: argparse.Namespace) -> int:
     proposed = propose.entries_of(findings)
     wanted = {e.doc_id for e in proposed}
     golds = {row.doc_id: gold for row, gold in dataset.golds([r for r in dataset.rows if r.doc_id in wanted])}
-    proposed = propose.located(proposed, dataset, golds)
+    proposed = located(proposed, dataset, golds)
     existing = _header(entries.load_or_empty(args.out), dataset)
     merged, added, refreshed = propose.merge(existing, proposed)
     entries.save(merged, args.out)
@@ -162,8 +163,8 @@ def _check(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from oeb.gold import check, entries
-    from oeb.gold.diff import diff, render
     from oeb.report import audit, load_runs
+    from oeb.report.gold_diff import diff, render
 
     runs = load_runs(args.runs)
     adjudications = entries.load(args.adjudications)

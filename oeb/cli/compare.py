@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
-    from oeb.gold.board import under_gold
+    from oeb.report.adjudicated import under_gold
 
     a, b = under_gold(load_runs([args.run_a, args.run_b], distinct=False), args.adjudications).runs
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently

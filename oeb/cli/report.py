@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
     if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
         raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
-    from oeb.gold.board import annotate, lines, under_gold
+    from oeb.report.adjudicated import annotate, lines, under_gold
 
     gold = under_gold(load_runs(args.runs), args.adjudications)
     runs = gold.runs

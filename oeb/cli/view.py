@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--by NAME is empty; give the name of who decides")
         review = Review(view, url, args.by)
         if args.by is None or storage_exists(url):
-            from oeb.gold.board import annotate, under_gold
             from oeb.report import leaderboard
+            from oeb.report.adjudicated import annotate, under_gold
 
             gold = under_gold(view.runs, url)  # the leaderboard and fields under the file, as oeb report
             view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs), gold)

@@ -17,6 +17,7 @@ from oeb.dataset import Dataset, Row
 from oeb.errors import AdjudicationError
 from oeb.gold.apply import parse_address
 from oeb.gold.entries import Adjudications, Entry
+from oeb.gold.validate import schema_errors
 from oeb.scoring import show_address
 from oeb.scoring.schema import resolve_schema
 
@@ -70,15 +71,13 @@ def declared(schema: dict[str, Any], address: str) -> bool:
 
 
 def _value_problems(row: Row, gold: dict[str, Any], entry: Entry, value: Any) -> Iterator[str]:
-    from oeb.report.audit import invalid
-
     fixed = put(gold, entry.address, value)
     if fixed is None:
         yield f"the object holding {entry.address} is not in the gold of {entry.doc_id}"
         return
-    for finding in invalid(row, fixed, 0):
-        if finding.address == entry.address:
-            yield f"the value {value!r} is refused by the schema at {entry.address}: {finding.note}"
+    for address, _, message in schema_errors(dict(row.schema), fixed):
+        if address == entry.address:
+            yield f"the value {value!r} is refused by the schema at {entry.address}: {message}"
 
 
 def entry_problems(entry: Entry, row: Row | None, gold: dict[str, Any] | None) -> list[str]:

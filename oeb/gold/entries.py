@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from oeb import storage
+from oeb._yaml import load_yaml
 from oeb.errors import AdjudicationError, StorageError, StorageNotFoundError
-from oeb.run._set import load_yaml
 
 ACTIONS = ("accept", "replace", "remove", "add", "verify")
 STATUSES = ("proposed", "accepted", "rejected")

@@ -16,12 +16,33 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from oeb.dataset import Dataset
-from oeb.errors import OebError
 from oeb.gold.entries import Adjudications, Entry
-from oeb.report.audit import Finding
+
+
+class Finding(Protocol):
+    """What a proposal is made from: one of `oeb audit`'s findings."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def address(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def gold(self) -> Any: ...
+    @property
+    def consensus(self) -> Any: ...
+    @property
+    def agree(self) -> int: ...
+    @property
+    def of(self) -> int: ...
+    @property
+    def systems(self) -> list[str]: ...
+    @property
+    def note(self) -> str: ...
+
 
 _ACTIONS = {"gold_disagrees": "accept", "gold_missing": "add", "mojibake": "replace"}
 
@@ -73,41 +94,6 @@ def entries_of(findings: Sequence[Finding]) -> list[Entry]:
         )
         found.append(dataclasses.replace(made, value=value) if action in ("add", "replace") else made)
     return found
-
-
-def located(entries: Sequence[Entry], dataset: Dataset, golds: dict[str, dict[str, Any]]) -> list[Entry]:
-    """The entries with evidence: the first place on the PDF where the proposed value stands (else the
-    gold's value); an entry whose PDF cannot be read keeps none."""
-    from oeb.gold.check import leaves
-    from oeb.view.pdf import PdfText, locate
-
-    rows = {row.doc_id: row for row in dataset.rows}
-    texts: dict[str, PdfText | None] = {}
-    out = []
-    for entry in entries:
-        row = rows.get(entry.doc_id)
-        if row is None or not row.doc_path.lower().endswith(".pdf"):
-            out.append(entry)
-            continue
-        if entry.doc_id not in texts:
-            try:
-                texts[entry.doc_id] = PdfText(dataset.document(row).read_bytes())
-            except (OebError, ValueError, RuntimeError):
-                texts[entry.doc_id] = None
-        text = texts[entry.doc_id]
-        gold = dict(leaves(golds.get(entry.doc_id, {}))).get(entry.address)
-        proposed = entry.values[0] if entry.values else entry.value if entry.has_value else None
-        places = []
-        for value in (proposed, gold):
-            if text is not None and value is not None and value != "":
-                places = locate(text, value)
-                if places:
-                    break
-        if places:
-            evidence = {"page": places[0].page, "bbox": [round(v, 1) for v in places[0].bbox]}
-            entry = dataclasses.replace(entry, evidence=evidence)
-        out.append(entry)
-    return out
 
 
 def merge(existing: Adjudications, proposed: Sequence[Entry]) -> tuple[Adjudications, int, int]:

@@ -127,7 +127,7 @@ class Review:
 
     def adjudications_json(self) -> dict[str, Any]:
         """`GET /api/adjudications`: every entry with its status and, per run, what it changed."""
-        from oeb.gold.runs import adjudicate_run
+        from oeb.report.adjudicated import adjudicate_run
 
         current = self._file()
         with self._lock:

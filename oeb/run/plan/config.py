@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 
 from oeb import storage
+from oeb._yaml import load_yaml
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
-from oeb.run.plan._set import apply_sets, load_yaml
+from oeb.run.plan._set import apply_sets
 from oeb.systems import Adapter, get
 
 PUBLIC_DATASET = "hf://datasets/datalab-to/omni_extract_bench"

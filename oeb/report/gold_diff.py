@@ -4,7 +4,7 @@ Per system: the headline and its 95% interval before and after, the rank before 
 difference (after minus before, per document) with its interval (`oeb.report.paired`, as `oeb compare`
 computes it), and the entries that moved the system most: each entry's own effect on the headline
 (its document graded under it alone, divided by the documents). Nothing is scored again: grading is
-read from each run's cache (`oeb.gold.runs`).
+read from each run's cache (`oeb.report.adjudicated`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from oeb.gold.apply import adjudicate
 from oeb.gold.entries import Adjudications
-from oeb.gold.runs import AdjudicatedRun, _graded, adjudicate_run
+from oeb.report.adjudicated import AdjudicatedRun, _graded, adjudicate_run
 from oeb.report.compare import compare
 from oeb.report.leaderboard import leaderboard
 from oeb.report.runs import Run
