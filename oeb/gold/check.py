@@ -149,3 +149,24 @@ def checked(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
         more = f" (and {len(found) - 1} more: oeb adjudicate check lists them)" if len(found) > 1 else ""
         raise AdjudicationError(f"{adjudications.url}: {found[0]}{more}")
     return adjudications
+
+
+def applying(given: str | None, dataset: Dataset) -> Adjudications | None:
+    """The adjudication file grading applies, checked against the dataset: `given` (an fsspec URL),
+    none for `none`, else the dataset's own `adjudications.yaml` when it has one."""
+    from oeb import storage
+    from oeb.errors import StorageError
+    from oeb.gold.entries import FILE_NAME, NONE, load
+
+    if given is not None and given.strip().lower() == NONE:
+        return None
+    url = given
+    if url is None:
+        beside = storage.join(dataset.location, FILE_NAME)
+        try:
+            url = beside if storage.exists(beside) else None
+        except StorageError:
+            url = None
+    if url is None:
+        return None
+    return checked(load(url), dataset)

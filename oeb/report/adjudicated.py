@@ -66,10 +66,11 @@ def _graded(run: Run, doc_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any],
 
 
 def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
-    """The run under the file's accepted entries: only the documents they name are read again."""
+    """The run under the file's accepted entries: only the documents they name (and those a grading
+    under another file changed, put back to the scorer's own result) are read again."""
     by_doc = adjudications.by_document()
     scored = {line["id"]: line for line in run.lines if line["status"] == "scored"}
-    touched = [doc_id for doc_id in by_doc if doc_id in scored]
+    touched = [doc_id for doc_id, line in scored.items() if doc_id in by_doc or line.get("adjudications")]
     graded = _graded(run, touched) if touched else {}
     changed: dict[str, Adjudicated] = {}
     lines = []
@@ -79,13 +80,14 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
             lines.append(line)
             continue
         result, details = graded[doc_id]
-        done = adjudicate(result, details, by_doc[doc_id])
+        done = adjudicate(result, details, by_doc.get(doc_id, []))
+        metrics = {key: value for key, value in done.result.items() if key in line}
+        kept = {key: value for key, value in line.items() if key != "adjudications"}
         if not done.applied:
-            lines.append(line)
+            lines.append({**kept, **metrics})
             continue
         changed[doc_id] = done
-        metrics = {key: value for key, value in done.result.items() if key in line}
-        lines.append({**line, **metrics, "adjudications": list(done.applied)})
+        lines.append({**kept, **metrics, "adjudications": list(done.applied)})
     return AdjudicatedRun(dataclasses.replace(run, lines=lines), run, changed)
 
 

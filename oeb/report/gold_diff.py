@@ -44,10 +44,11 @@ def _ranks(board: dict[str, Any]) -> dict[str, int]:
 
 
 def diff(runs: Sequence[Run], adjudications: Adjudications, top: int = TOP) -> dict[str, Any]:
-    """The comparison as JSON: per system (in the after leaderboard's order) its numbers before and
-    after, and the file's digest and accepted count."""
-    done = {run.label: adjudicate_run(run, adjudications) for run in runs}
-    before = leaderboard(list(runs))
+    """The comparison as JSON: per system (in the after leaderboard's order) its numbers against the
+    raw gold and under the file, and the file's digest and accepted count."""
+    raw = [adjudicate_run(run, Adjudications(())).run for run in runs]  # a run graded under a file: undone
+    done = {run.label: adjudicate_run(run, adjudications) for run in raw}
+    before = leaderboard(raw)
     after = leaderboard([d.run for d in done.values()])
     ranks_before, ranks_after = _ranks(before), _ranks(after)
     rows_before = {row["system"]: row for row in before["rows"]}

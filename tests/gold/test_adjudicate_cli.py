@@ -197,3 +197,38 @@ def test_the_report_says_which_gold_and_how_wrong(
     assert "gold error: 14.3% (95% CI 0.4-57.9%) from 7 checked values" in out
     assert board([*gold_runs.runs, "--adjudications", "none"], capsys) == raw
     bad(["report", *gold_runs.runs, "--adjudications", str(tmp_path / "absent.yaml")], "no adjudication file", capsys)
+
+
+def test_grading_under_a_file(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """oeb grade --adjudications: only the named documents' lines change, their verdicts carry the ids,
+    the provenance names the file; a bad file grades nothing; none is the raw gold again."""
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[1], run)  # seed 2 reads the customer right
+    results = run / "field_matching"
+    raw = {line["id"]: line for line in load_run(str(run)).lines}
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    assert main(["grade", str(run), "--adjudications", str(url)]) == 0
+    graded = {line["id"]: line for line in load_run(str(run)).lines}
+    assert {doc for doc in raw if raw[doc] != graded[doc]} == {"short__invoice_4417"}
+    assert graded["short__invoice_4417"]["adjudications"] == ["fix"]
+    assert graded["short__invoice_4417"]["matched"] == raw["short__invoice_4417"]["matched"] + 1
+    table = pq.read_table(results / "verdicts.parquet").to_pylist()
+    marked = [row for row in table if row["adjudication"] is not None]
+    assert [(row["id"], row["address"], row["result"]) for row in marked] == [
+        ("short__invoice_4417", "customer", "matched")
+    ]
+    summary = json.loads((results / "summary.json").read_text())
+    assert summary["provenance"]["adjudications"]["applied"] == ["fix"]
+    assert summary["provenance"]["adjudications"]["sha256"] == entries.load(str(url)).sha256
+    before = {path.name: path.read_bytes() for path in results.iterdir() if path.is_file()}
+    url.write_text(url.read_text().replace("address: customer", "address: colour"))
+    bad(["grade", str(run), "--adjudications", str(url)], "no gold value at colour", capsys)
+    assert {path.name: path.read_bytes() for path in results.iterdir() if path.is_file()} == before
+    assert main(["grade", str(run), "--adjudications", "none"]) == 0
+    assert {line["id"]: line for line in load_run(str(run)).lines} == raw
