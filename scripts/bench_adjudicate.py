@@ -3,12 +3,14 @@
 Builds the synthetic 620-document corpus (`scripts/make_corpus.py`), runs ten offline `mock` systems
 (seeds 1-10) over it side by side in one `oeb run`, writes an adjudication file of 1,000 accepted
 entries on sampled gold values (accept, replace, remove and verify-with-a-correction, in turn), then
-times, best of `--repeat`:
+times, best of `--repeat`, alternating:
 
-- the regrade of the ten runs without the file (`oeb grade PREFIX`: every document from the cache);
-- the same regrade, then the ten runs under the file: the file read and checked against the dataset,
-  and the accepted entries applied to the documents they name (`oeb.report.adjudicated.under_gold`, what
-  `oeb report --adjudications` and `oeb adjudicate diff` do).
+- the regrade of the ten runs without a file (`oeb grade PREFIX`: every document from the cache);
+- the same regrade with the file beside the dataset (`corpus/adjudications.yaml`, which a regrade
+  applies): the file read and checked against the dataset once per run, and the accepted entries
+  applied to the documents they name;
+- the ten runs under the file at report time (`oeb.report.adjudicated.under_gold`, what
+  `oeb report --adjudications` and `oeb adjudicate diff` do), for the record.
 
 Target (issue #39): with the file at most 1.1x the regrade without.
 
@@ -82,29 +84,41 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     runs = _runs(folder, args.values)
-    file = folder / "adjudications.yaml"
-    _file(str(folder / "corpus"), file, args.entries)
+    made = folder / "adjudications.yaml"
+    _file(str(folder / "corpus"), made, args.entries)
+    beside = folder / "corpus" / "adjudications.yaml"
 
     from oeb.report import load_runs
     from oeb.report.adjudicated import under_gold
 
     grade = [sys.executable, "-m", "oeb", "grade", str(folder / "runs")]
-    without, applying = [], []
+    timings: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(args.repeat):
-        start = time.perf_counter()
-        subprocess.run(grade, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        without.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        gold = under_gold(load_runs([str(run) for run in runs]), str(file))
-        applying.append(time.perf_counter() - start)
+        for with_file in (False, True):
+            if with_file:
+                beside.write_bytes(made.read_bytes())
+            else:
+                beside.unlink(missing_ok=True)
+            start = time.perf_counter()
+            subprocess.run(grade, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            timings[with_file].append(time.perf_counter() - start)
+    beside.unlink(missing_ok=True)
+    start = time.perf_counter()
+    gold = under_gold(load_runs([str(run) for run in runs]), str(made))
+    reporting = time.perf_counter() - start
     touched = sum(1 for run in gold.runs for line in run.lines if line.get("adjudications"))
-    best, extra = min(without), min(applying)
-    ratio = (best + extra) / best
+    without, with_file = min(timings[False]), min(timings[True])
+    ratio = with_file / without
+
+    def shown(values: list[float]) -> str:
+        return ", ".join(f"{value:.2f}" for value in values)
+
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    print(f"10 runs x 620 documents; {args.entries} accepted entries touching {touched} run-documents")
-    print(f"regrade without the file: {best:.2f} s (best of {args.repeat}: {', '.join(f'{t:.2f}' for t in without)})")
-    print(f"the file read, checked and applied: {extra:.2f} s (best of {args.repeat})")
-    print(f"with the file / without: {ratio:.3f}x (target at most {TARGET}x)")
+    print(f"10 runs x 620 documents; {args.entries} accepted entries changing {touched} run-documents")
+    print(f"regrade without a file: {without:.2f} s (best of {args.repeat}: {shown(timings[False])})")
+    print(f"regrade with the file:  {with_file:.2f} s (best of {args.repeat}: {shown(timings[True])})")
+    print(f"with / without: {ratio:.3f}x (target at most {TARGET}x)")
+    print(f"the ten runs under the file at report time (read, checked, applied): {reporting:.2f} s")
     sys.exit(0 if ratio <= TARGET else 1)
 
 

@@ -139,17 +139,20 @@ def adjudicate(result: dict[str, Any], details: list[dict[str, Any]], entries: S
         if changed is not None:
             out.append(changed)
             marks.append(entry.id)
+    appended = False
     for address, entry in active.items():
         if address in used or entry.effect not in ("replace", "add"):
             continue
+        appended = True
         blank = {"address": parse_address(address), "gold_raw": None, "pred_raw": None, "gold_canon": None}
         out.append(_judged(blank | {"pred_canon": None, "result": "unfound"}, entry.value))
         marks.append(entry.id)
         applied[entry.id] = None
     if not applied:
         return Adjudicated(result, details, [None] * len(details), ())
-    order = sorted(range(len(out)), key=lambda i: (out[i]["result"] != _SKIPPED, _reading_order(out[i]["address"])))
-    out, marks = [out[i] for i in order], [marks[i] for i in order]
+    if appended:  # a new verdict where neither side stated a value: put in the scorer's reading order
+        order = sorted(range(len(out)), key=lambda i: (out[i]["result"] != _SKIPPED, _reading_order(out[i]["address"])))
+        out, marks = [out[i] for i in order], [marks[i] for i in order]
     graded = [v for v in out if v["result"] != _SKIPPED]
     before = [v for v in details if v["result"] != _SKIPPED]
     return Adjudicated(_recount(result, before, graded), out, marks, tuple(applied))

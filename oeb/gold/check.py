@@ -10,7 +10,9 @@ the file names the dataset's own commit. Each problem is one line starting with 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import functools
+import json
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from oeb.dataset import Dataset, Row
@@ -50,59 +52,90 @@ def _container(gold: Any, steps: list[list[Any]]) -> Any:
     return node
 
 
-def put(gold: dict[str, Any], address: str, value: Any) -> dict[str, Any] | None:
-    """A copy of the gold with `value` at the address (None: the address's object is missing)."""
+def _put_into(gold: dict[str, Any], address: str, value: Any) -> bool:
+    """Put `value` at the address in place; False when the object holding it is missing."""
     steps = parse_address(address)
-    fixed = copy.deepcopy(gold)
-    holder = _container(fixed, steps[:-1])
+    holder = _container(gold, steps[:-1])
     kind, name = steps[-1]
-    if _holds(holder, kind, name):
-        holder[name] = value
-    else:
-        return None
-    return fixed
+    if not _holds(holder, kind, name):
+        return False
+    holder[name] = value
+    return True
+
+
+@functools.cache
+def _slots(schema_text: str) -> frozenset[Any]:
+    return resolve_schema(json.loads(schema_text)).slots
 
 
 def declared(schema: dict[str, Any], address: str) -> bool:
     """Whether the schema declares the address (indices as any item), as the scorer reads slots."""
     steps = parse_address(address)
     slot = tuple(("i", None) if kind == "i" else ("k", name) for kind, name in steps)
-    return slot in resolve_schema(schema).slots
+    return slot in _slots(json.dumps(schema, sort_keys=True))
 
 
-def _value_problems(row: Row, gold: dict[str, Any], entry: Entry, value: Any) -> Iterator[str]:
-    fixed = put(gold, entry.address, value)
-    if fixed is None:
-        yield f"the object holding {entry.address} is not in the gold of {entry.doc_id}"
-        return
-    for address, _, message in schema_errors(dict(row.schema), fixed):
-        if address == entry.address:
-            yield f"the value {value!r} is refused by the schema at {entry.address}: {message}"
+def _shape_problem(entry: Entry, row: Row, present: dict[str, Any]) -> str | None:
+    """What is wrong with where the entry points (None: nothing)."""
+    try:
+        parse_address(entry.address)
+    except ValueError as error:
+        return f"{entry.id}: the address {entry.address!r} cannot be read ({error})"
+    if entry.action == "add":
+        if entry.address in present:
+            return f"{entry.id}: {entry.doc_id} already has gold at {entry.address}; use replace"
+        if not declared(dict(row.schema), entry.address):
+            return f"{entry.id}: the schema of {entry.doc_id} does not declare {entry.address}"
+    elif entry.address not in present:
+        return f"{entry.id}: {entry.doc_id} has no gold value at {entry.address}"
+    return None
+
+
+def _put_values(entry: Entry) -> list[Any]:
+    return list(entry.values) if entry.action == "accept" else [entry.value] if entry.has_value else []
+
+
+def document_problems(entries: Sequence[Entry], row: Row | None, gold: dict[str, Any] | None) -> dict[str, list[str]]:
+    """What is wrong with each of a document's entries, by id (an empty list: nothing). The gold is
+    walked once and validated once per round of values (an accept entry's second reading is in the
+    second round), so a thousand entries cost a few validations, not a thousand."""
+    if row is None or gold is None:
+        return {entry.id: [f"{entry.id}: no document {entry.doc_id!r} in the dataset"] for entry in entries}
+    present = dict(leaves(gold))
+    found: dict[str, list[str]] = {entry.id: [] for entry in entries}
+    sound = []
+    for entry in entries:
+        problem = _shape_problem(entry, row, present)
+        if problem:
+            found[entry.id].append(problem)
+        else:
+            sound.append(entry)
+    rounds = max((len(_put_values(entry)) for entry in sound), default=0)
+    for number in range(rounds):
+        fixed: dict[str, Any] | None = copy.deepcopy(gold)
+        placed: dict[str, tuple[Entry, Any]] = {}
+        for entry in sound:
+            values = _put_values(entry)
+            if number < len(values) and fixed is not None:
+                changed = _put_into(fixed, entry.address, values[number])
+                if changed:
+                    placed[entry.address] = (entry, values[number])
+                else:
+                    found[entry.id].append(
+                        f"{entry.id}: the object holding {entry.address} is not in the gold of {entry.doc_id}"
+                    )
+        for address, _, message in schema_errors(dict(row.schema), fixed or {}):
+            if address in placed:
+                entry, value = placed[address]
+                found[entry.id].append(
+                    f"{entry.id}: the value {value!r} is refused by the schema at {entry.address}: {message}"
+                )
+    return found
 
 
 def entry_problems(entry: Entry, row: Row | None, gold: dict[str, Any] | None) -> list[str]:
     """What is wrong with one entry against its document (empty: nothing)."""
-    if row is None or gold is None:
-        return [f"{entry.id}: no document {entry.doc_id!r} in the dataset"]
-    try:
-        parse_address(entry.address)
-    except ValueError as error:
-        return [f"{entry.id}: the address {entry.address!r} cannot be read ({error})"]
-    present = dict(leaves(gold))
-    problems: list[str] = []
-    if entry.action == "add":
-        if entry.address in present:
-            problems.append(f"{entry.id}: {entry.doc_id} already has gold at {entry.address}; use replace")
-        elif not declared(dict(row.schema), entry.address):
-            problems.append(f"{entry.id}: the schema of {entry.doc_id} does not declare {entry.address}")
-    elif entry.address not in present:
-        problems.append(f"{entry.id}: {entry.doc_id} has no gold value at {entry.address}")
-    if problems:
-        return problems
-    values = list(entry.values) if entry.action == "accept" else [entry.value] if entry.has_value else []
-    for value in values:
-        problems += [f"{entry.id}: {problem}" for problem in _value_problems(row, gold, entry, value)]
-    return problems
+    return document_problems([entry], row, gold)[entry.id]
 
 
 def conflicts(adjudications: Adjudications) -> list[str]:
@@ -136,9 +169,13 @@ def problems(adjudications: Adjudications, dataset: Dataset, only_accepted: bool
     rows = {row.doc_id: row for row in dataset.rows}
     wanted = [rows[doc_id] for doc_id in dict.fromkeys(e.doc_id for e in entries) if doc_id in rows]
     golds = dict(((row.doc_id, gold) for row, gold in dataset.golds(wanted)))
+    by_doc: dict[str, list[Entry]] = {}
     for entry in entries:
-        found += entry_problems(entry, rows.get(entry.doc_id), golds.get(entry.doc_id))
-    return found
+        by_doc.setdefault(entry.doc_id, []).append(entry)
+    said: dict[str, list[str]] = {}
+    for doc_id, members in by_doc.items():
+        said |= document_problems(members, rows.get(doc_id), golds.get(doc_id))
+    return found + [line for entry in entries for line in said[entry.id]]
 
 
 def checked(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
