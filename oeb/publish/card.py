@@ -16,6 +16,7 @@ import yaml
 
 import oeb
 from oeb.report import Run
+from oeb.report.adjudicated import lines
 from oeb.report.tables import markdown, markdown_table
 
 FORMAT = 1
@@ -96,8 +97,11 @@ def card(board: dict[str, Any], table: dict[str, Any], where: str) -> str:
         f"{board['documents']} documents\n"
         f"- scorer digest: {scorers}\n"
         f"- oeb: {versions} (published by oeb {oeb.__version__})\n"
-        f"- the numbers as JSON: `results.json`\n\n"
+        f"- the numbers as JSON: `results.json`\n"
+        + ("- adjudications: `adjudications.yaml` (docs/adjudication.md)\n" if "gold" in board else "")
+        + "\n"
         + markdown(board)
+        + "".join(f"\n{line}\n" for line in lines(board))
         + "\n## Run folders\n\n"
         + folders
         + "\n\n## Check a row\n\n"
