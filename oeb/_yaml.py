@@ -8,6 +8,9 @@ from typing import Any
 
 import yaml
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it: the same documents, about ten times faster."""
+
 MAX_VALUES = 100_000
 """More values than any config holds: a file past it is a YAML alias bomb (`&a [*b, *b, ...]`)."""
 MAX_DEPTH = 100
@@ -24,7 +27,7 @@ def load_yaml(text: str) -> Any:
         if depth > MAX_DEPTH:
             raise too_deep
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_LOADER)  # a safe loader: libyaml's when installed
     except RecursionError:
         raise too_deep from None
     count, stack = 0, [(value, 0)]

@@ -206,4 +206,11 @@ def applying(given: str | None, dataset: Dataset) -> Adjudications | None:
             url = None
     if url is None:
         return None
-    return checked(load(url), dataset)
+    read = load(url)
+    key = (dataset.identity, dataset.commit or "", read.url, read.sha256)
+    if key not in _CHECKED:  # a regrade of ten runs of one dataset checks its file once
+        _CHECKED[key] = checked(read, dataset)
+    return _CHECKED[key]
+
+
+_CHECKED: dict[tuple[str, str, str, str], Adjudications] = {}

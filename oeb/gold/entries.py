@@ -250,8 +250,11 @@ def parse(text: str, url: str = "adjudications.yaml") -> Adjudications:
         dataset, commit, tree = tree.get("dataset"), tree.get("commit"), tree.get("entries") or []
     if not isinstance(tree, list):
         raise AdjudicationError(f"{url}: the file must be a list of entries (or dataset, commit and entries)")
-    lines = _lines(text)
-    entries = [parse_entry(raw, _where(url, i, lines[i] if i < len(lines) else None)) for i, raw in enumerate(tree)]
+    try:
+        entries = [parse_entry(raw, _where(url, i, None)) for i, raw in enumerate(tree)]
+    except AdjudicationError:  # again, naming the entry's line (composing the file again costs a parse)
+        lines = _lines(text)
+        entries = [parse_entry(raw, _where(url, i, lines[i] if i < len(lines) else None)) for i, raw in enumerate(tree)]
     seen: set[str] = set()
     for entry in entries:
         if entry.id in seen:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oeb.run.grade.results import verdict_json
 
 import oeb
 from oeb.gold.apply import adjudicate, parse_address
 from oeb.gold.entries import Entry
+from oeb.run.grade.results import verdict_json
 from oeb.scoring import show_address
 
 SCHEMA: dict[str, Any] = {

@@ -314,9 +314,7 @@ def test_the_scan_reads_parquet_values_and_tells_folders_apart(monkeypatch, tmp_
     assert scanner.problem("run/x.json", json.dumps(str(tmp_path / "running")).encode()) is None  # another folder
 
 
-def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(
-    runs, s3_env, tmp_path, capsys
-) -> None:
+def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(runs, s3_env, tmp_path, capsys) -> None:
     """The file goes beside the runs and into the card; reproduce grades under it, refuses another
     file in its place in one line, and takes another named by --adjudications."""
     from oeb.gold import entries
