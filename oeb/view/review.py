@@ -116,10 +116,20 @@ class Review:
                     "systems": systems,
                     "disagree": disagree,
                     "pages": self.view.page_count(entry.doc_id) if entry.doc_id in known else 0,
+                    "page_size": self._page_size(entry) if entry.doc_id in known else None,
                 }
             )
         items.sort(key=lambda item: -item["disagree"])  # stable: file order among equals
         return {"file": self.url, "by": self.by, "sha256": current.sha256, "queue": items}
+
+    def _page_size(self, entry: Entry) -> list[float] | None:
+        """The width and height in points of the page the entry's evidence is on (its first page)."""
+        pdf = self.view._pdf(entry.doc_id)  # the explorer's cached PDF of the document
+        number = (entry.evidence or {}).get("page") or 1
+        if pdf is None or not 1 <= number <= pdf[1].page_count:
+            return None
+        page = pdf[1].page(number)
+        return [round(page.width, 1), round(page.height, 1)]
 
     @staticmethod
     def _entry_json(entry: Entry) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 // oeb view --review: the review queue and the adjudications list, drawn with app.js's helpers (el, show,
-// getJSON, box, link). Every value from the file, the gold or a system is put in the page as text only.
+// getJSON, box, link; loaded before app.js, called after). Every value from the file, the gold or a
+// system is put in the page as text only.
 "use strict";
 
-window.oebReview = (() => {
+const oebReview = (() => {
   const KEYS = { a: "accept", r: "reject", e: "correct", n: "next", p: "previous" };
 
   async function post(path, body) {
@@ -59,8 +60,9 @@ window.oebReview = (() => {
       const item = items[at];
       const page = (item.evidence && item.evidence.page) || 1;
       const systems = Object.entries(item.systems);
+      const [width, height] = item.page_size || [0, 0];
       const holder = item.pages
-        ? el("div", { class: "pages" }, el("div", { class: "page", "data-page": page },
+        ? el("div", { class: "pages" }, el("div", { class: "page", "data-page": page, "data-width": width, "data-height": height },
             el("img", { src: pageImage(item.doc_id, page), alt: `page ${page} of ${item.doc_id}` }),
             el("span", { class: "page-number" }, String(page))))
         : el("p", { class: "note" }, "no PDF page to show");
@@ -182,3 +184,10 @@ window.oebReview = (() => {
 
   return { queue, list };
 })();
+
+if (document.body.dataset.review) {
+  const mode = document.body.dataset.review;
+  globalThis.OEB_NAV = [...(globalThis.OEB_NAV || []), ...(mode === "write" ? [["review", "Review"]] : []),
+    ["adjudications", "Adjudications"]];
+  globalThis.OEB_VIEWS = { ...(globalThis.OEB_VIEWS || {}), review: oebReview.queue, adjudications: oebReview.list };
+}
