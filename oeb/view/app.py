@@ -25,9 +25,9 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound
+from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound, WriteRefused
 from oeb.view.api import SCALE, View
-from oeb.view.review import TOKEN_HEADER, Forbidden, Review, origins
+from oeb.view.review import TOKEN_HEADER, Review, origins
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -174,7 +174,7 @@ class App:
                 return _json_response({"error": f"no such route: {request.path}"}, 404)
             return self._page(request, "notfound", 404, message=f"no page at {request.path}")
         except AdjudicationError as error:  # a refused decision: one line, and nothing written
-            status = 403 if isinstance(error, Forbidden) else 409 if isinstance(error, StaleDecision) else 400
+            status = 403 if isinstance(error, WriteRefused) else 409 if isinstance(error, StaleDecision) else 400
             return _json_response({"error": str(error)}, status)
         except HTTPException as error:  # a redirect (/fields/ to /fields) or a method not allowed
             return error.get_response(request.environ)

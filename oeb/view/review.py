@@ -24,17 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import _json, storage
-from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError
+from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError, WriteRefused
 from oeb.gold import entries
 from oeb.gold.entries import Adjudications, Entry
 from oeb.view.api import View
 
 TOKEN_HEADER = "X-OEB-Token"
 _SCORER = "field_matching"
-
-
-class Forbidden(AdjudicationError):
-    """A write without the server's token, or from another origin (HTTP 403)."""
 
 
 def origins(host: str, port: int) -> frozenset[str]:
@@ -177,11 +173,11 @@ class Review:
     def check_request(self, token: str | None, origin: str | None) -> None:
         """Refuse a write without the token, or from an origin that is not this server's."""
         if not self.writable:
-            raise Forbidden("this server is read-only; start oeb view with --review FILE --by NAME to decide")
+            raise WriteRefused("this server is read-only; start oeb view with --review FILE --by NAME to decide")
         if not token or not hmac.compare_digest(token.encode(), self.token.encode()):
-            raise Forbidden("a decision needs this server's token; reload the review page")
+            raise WriteRefused("a decision needs this server's token; reload the review page")
         if origin is not None and origin not in self.origins:
-            raise Forbidden(f"a decision from {origin} is refused: only this server's own pages can decide")
+            raise WriteRefused(f"a decision from {origin} is refused: only this server's own pages can decide")
 
     def decide(self, body: Any) -> dict[str, Any]:
         """`POST /api/review/decide` with `{id, revision, decision: accept|reject|correct, reason,
