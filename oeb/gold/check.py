@@ -19,7 +19,6 @@ from oeb.dataset import Dataset, Row
 from oeb.errors import AdjudicationError
 from oeb.gold.apply import parse_address
 from oeb.gold.entries import Adjudications, Entry
-from oeb.gold.validate import schema_errors
 from oeb.scoring import show_address
 from oeb.scoring.schema import resolve_schema
 
@@ -99,6 +98,7 @@ def document_problems(entries: Sequence[Entry], row: Row | None, gold: dict[str,
     """What is wrong with each of a document's entries, by id (an empty list: nothing). The gold is
     walked once and validated once per round of values (an accept entry's second reading is in the
     second round), so a thousand entries cost a few validations, not a thousand."""
+    from oeb.gold.validate import schema_errors  # jsonschema: loaded when a file is checked, not by the engine
     if row is None or gold is None:
         return {entry.id: [f"{entry.id}: no document {entry.doc_id!r} in the dataset"] for entry in entries}
     present = dict(leaves(gold))
