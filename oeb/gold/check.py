@@ -99,6 +99,7 @@ def document_problems(entries: Sequence[Entry], row: Row | None, gold: dict[str,
     walked once and validated once per round of values (an accept entry's second reading is in the
     second round), so a thousand entries cost a few validations, not a thousand."""
     from oeb.gold.validate import schema_errors  # jsonschema: loaded when a file is checked, not by the engine
+
     if row is None or gold is None:
         return {entry.id: [f"{entry.id}: no document {entry.doc_id!r} in the dataset"] for entry in entries}
     present = dict(leaves(gold))

@@ -225,6 +225,13 @@ def test_grading_under_a_file(gold_runs: GoldRuns, tmp_path: Path, capsys: pytes
     ]
     summary = json.loads((results / "summary.json").read_text())
     assert summary["provenance"]["adjudications"]["applied"] == ["fix"]
+    from oeb.view.api import open_view
+
+    view = open_view([str(run)])  # the document page marks the verdict the entry changed
+    page = view.document_json(view.labels[0], "short__invoice_4417")
+    assert {v["address"]: v.get("adjudication") for v in page["verdicts"] if v.get("adjudication")} == {
+        "customer": "fix"
+    }
     assert summary["provenance"]["adjudications"]["sha256"] == entries.load(str(url)).sha256
     before = {path.name: path.read_bytes() for path in results.iterdir() if path.is_file()}
     url.write_text(url.read_text().replace("address: customer", "address: colour"))
