@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     for verb, help_text in (("accept", "accept entries"), ("reject", "reject entries")):
         decide = verbs.add_parser(verb, help=help_text + " (the file is edited in place, atomically)")
-        decide.add_argument("file", metavar="FILE", help="the adjudication file (local or s3://)")
+        decide.add_argument(
+            "file", metavar="FILE", help="the adjudication file (local, s3:// or hf:// through a commit)"
+        )
         decide.add_argument("ids", nargs="+", metavar="ID", help="the entries' ids")
         decide.add_argument("--by", required=True, metavar="NAME", help="who decides")
         decide.add_argument("--reason", metavar="TEXT", required=verb == "reject", help="why")
@@ -122,10 +124,30 @@ def _decide(args: argparse.Namespace) -> int:
     decided = [entries.decide(current.by_id(i), args.status, args.by, args.reason, value) for i in args.ids]
     updated = current.replaced(decided)
     updated.accepted  # noqa: B018 - refuses two accepted entries on one address before writing
-    entries.save(updated, args.file)
+    save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
     return 0
+
+
+def save(adjudications: Adjudications, url: str, message: str) -> None:
+    """Write the file: atomically through `oeb.storage`, or on the Hub (`hf://datasets/ORG/NAME/...`) as
+    one commit whose parent is the revision it was read at (a push in between is refused)."""
+    from oeb.gold import entries
+
+    if not url.startswith("hf://"):
+        entries.save(adjudications, url)
+        return
+    from oeb.errors import PublishError
+    from oeb.publish.destination import open_destination
+
+    text = entries.dump(adjudications)
+    entries.parse(text, url)  # never write what could not be read back
+    folder, name = url.rsplit("/", 1)
+    try:
+        open_destination(folder).write({name: text.encode()}, message)
+    except PublishError as error:
+        raise AdjudicationError(f"cannot write {url}: {error}") from None
 
 
 def _dataset_for(adjudications: Adjudications, given: str | None) -> Dataset:

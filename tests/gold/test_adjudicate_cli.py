@@ -239,3 +239,22 @@ def test_grading_under_a_file(gold_runs: GoldRuns, tmp_path: Path, capsys: pytes
     assert {path.name: path.read_bytes() for path in results.iterdir() if path.is_file()} == before
     assert main(["grade", str(run), "--adjudications", "none"]) == 0
     assert {line["id"]: line for line in load_run(str(run)).lines} == raw
+
+
+def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
+    """accept and reject on an hf:// file write it back in one commit, read back at the new revision."""
+    import uuid
+
+    from fixtures.datasets import publish as put_on_hub
+
+    folder = tmp_path / "sample"
+    shutil.copytree(SAMPLE_DATASET, folder)
+    (folder / "adjudications.yaml").write_text(
+        "- {id: a, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline],"
+        " reason: two systems read it}\n- {id: b, doc_id: short__invoice_4417, address: total, action: remove}\n"
+    )
+    url = put_on_hub(fake_hub, folder, f"acme/gold-{uuid.uuid4().hex[:6]}") + "/adjudications.yaml"
+    assert main(["adjudicate", "accept", url, "a", "--by", "ann"]) == 0
+    assert main(["adjudicate", "reject", url, "b", "--by", "ann", "--reason", "legible on the page"]) == 0
+    read = entries.load(url)
+    assert (read.by_id("a").status, read.by_id("b").status) == ("accepted", "rejected")
