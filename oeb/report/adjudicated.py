@@ -159,6 +159,7 @@ def annotate(board: dict[str, Any], gold: Gold) -> dict[str, Any]:
             "sha256": adjudications.sha256,
             "accepted": len(adjudications.accepted),
             "applied": applied,
+            "error_line": shown(error),
         },
         "gold_error": error,
     }

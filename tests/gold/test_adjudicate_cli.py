@@ -195,6 +195,9 @@ def test_the_report_says_which_gold_and_how_wrong(
     assert main(["report", *gold_runs.runs, "--adjudications", url]) == 0
     out = capsys.readouterr().out
     assert "gold error: 14.3% (95% CI 0.4-57.9%) from 7 checked values" in out
+    page = tmp_path / "report.html"
+    assert main(["report", *gold_runs.runs, "--adjudications", url, "--format", "html", "--out", str(page)]) == 0
+    assert gold["line"] in page.read_text() and "from 7 checked values" in page.read_text()
     assert board([*gold_runs.runs, "--adjudications", "none"], capsys) == raw
     bad(["report", *gold_runs.runs, "--adjudications", str(tmp_path / "absent.yaml")], "no adjudication file", capsys)
 
