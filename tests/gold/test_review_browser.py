@@ -6,7 +6,6 @@ refused; hostile reasons and values stay text. One browser and one server for th
 from __future__ import annotations
 
 import json
-import os
 import threading
 import urllib.error
 import urllib.request
@@ -14,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures.browser import CHROMIUM
 from goldruns import GoldRuns
 
 from oeb.cli import main
@@ -22,10 +22,11 @@ from oeb.view.api import open_view
 from oeb.view.app import server
 from oeb.view.review import TOKEN_HEADER, Review
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [pytest.mark.slow]
-if not CHROMIUM.exists() and not os.environ.get("CI"):
-    pytestmark.append(pytest.mark.skip(reason="no Chromium (apt-get install -y chromium)"))
+pytestmark = [
+    pytest.mark.slow,  # a browser start and about 10 s of pages
+    pytest.mark.must_run,  # under CI=true a missing Chromium fails the run
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
+]
 
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 
@@ -53,27 +54,6 @@ def served(gold_runs: GoldRuns, review_file: Path) -> Iterator[tuple[str, Review
     yield f"http://127.0.0.1:{httpd.server_port}/", review
     httpd.shutdown()
     httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
-    yield opened
-    context.close()
-    assert not errors
 
 
 def current(page) -> str:
