@@ -261,3 +261,10 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     assert main(["adjudicate", "reject", url, "b", "--by", "ann", "--reason", "legible on the page"]) == 0
     read = entries.load(url)
     assert (read.by_id("a").status, read.by_id("b").status) == ("accepted", "rejected")
+    # grading a Hub dataset applies the file pinned with it
+    from oeb.dataset import open_dataset
+    from oeb.gold.check import applying
+
+    dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
+    pinned = applying(None, dataset)
+    assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
