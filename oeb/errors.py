@@ -185,6 +185,13 @@ class GoldError(DatasetError):
     """A row's gold file is missing, not JSON, or not a JSON object (docs/datasets.md, check 11)."""
 
 
+class NoGold(DatasetError):
+    """A gold-less dataset (`oeb dataset init`) is asked for gold: grading and reports wait for a
+    drafted gold (`oeb gold draft`, docs/own-documents.md)."""
+
+    exit_code = 2
+
+
 class ConfigError(OebError):
     """A run config cannot be used: no file, not YAML, a missing, unknown or ill-typed key, or a
     `--set` that names no key of the config (docs/running.md)."""

@@ -151,6 +151,8 @@ def grade_folder(
     folder's lock; in this process or on Ray as `oeb.run.cluster.session` decides for its size. The
     adjudication file (`adjudications`, else the dataset's own) is checked before anything is graded."""
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
+    if opened.goldless:
+        raise opened.no_gold()
     adjudicated = applying(adjudications, opened)
     with (
         folder.locked("oeb grade", force=force_unlock),
