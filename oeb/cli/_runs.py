@@ -128,6 +128,9 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     except OebError:
         tables = lambda width: [summary_table(report, width)]  # noqa: E731
     _print_tables(tables)
+    draft = ((report.get("scorers") or {}).get("field_matching") or {}).get("provenance", {}).get("draft")
+    if draft:  # a drafted gold (docs/own-documents.md): what the score is against
+        print(f"{draft['caption']}; {draft['excluded_values']} values excluded for this system", file=sys.stderr)
 
 
 def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:

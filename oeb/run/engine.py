@@ -23,6 +23,7 @@ from oeb import _retry, storage
 from oeb.dataset import Row
 from oeb.errors import NothingAnswered, OebError, StorageError
 from oeb.gold.check import applying
+from oeb.gold.derivation import for_system, read_draft
 from oeb.run.cluster.progress import RunProgress
 from oeb.run.cluster.session import session, worker_env
 from oeb.run.folder.run_folder import RunFolder
@@ -124,15 +125,7 @@ def execute_all(
             plan.label: (  # (docs/adjudication.md); a gold-less dataset's answers wait for gold
                 Ungraded(plan.folder, plan.dataset, plan.rows)
                 if plan.dataset.goldless
-                else held.enter_context(
-                    Grader(
-                        plan.folder,
-                        plan.dataset,
-                        plan.rows,
-                        details=details,
-                        adjudications=applying(None, plan.dataset),
-                    )
-                )
+                else held.enter_context(_grader(plan, details))
             )
             for plan in plans
         }
@@ -171,6 +164,15 @@ def execute_all(
             result = RunResult(graded.report, stage.stats, graded.nodes)
             ended.append(Ended(plan, result, _nothing_answered(plan, graded.report)))
     return Outcome(tuple(ended), tuple(refused))
+
+
+def _grader(plan: Plan, details: bool) -> Grader:
+    """A plan's grading, under its dataset's adjudication file and, on a drafted gold, without the
+    values this system helped decide (`oeb.gold.derivation`)."""
+    draft = read_draft(plan.dataset)
+    settings = plan.folder.settings() or {}
+    adjudications = for_system(applying(None, plan.dataset), draft, settings)
+    return Grader(plan.folder, plan.dataset, plan.rows, details=details, adjudications=adjudications, draft=draft)
 
 
 def _show_grading(progress: RunProgress, graders: Iterable[Grader | Ungraded]) -> None:

@@ -22,6 +22,7 @@ from oeb import storage
 from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
 from oeb.errors import OebError, RunFolderError, StorageError
 from oeb.gold.check import applying
+from oeb.gold.derivation import for_system, read_draft
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import pages
@@ -112,7 +113,8 @@ def regrade(
                     lock.enter_context(folder.locked("oeb grade", force=force_unlock))
                     if out is not None:
                         copy_run(url, folder.url)
-                    adjudicated = applying(None, dataset)  # the dataset's own file, when it has one
+                    draft = read_draft(dataset)  # the dataset's own file, when it has one, and a draft's exclusions
+                    adjudicated = for_system(applying(None, dataset), draft, folder.settings() or {})
                     grader = lock.enter_context(
                         Grader(
                             folder,
@@ -122,6 +124,7 @@ def regrade(
                             partial=partial,
                             brought=brought,
                             adjudications=adjudicated,
+                            draft=draft,
                         )
                     )
                     grader.plan()
@@ -153,13 +156,21 @@ def grade_folder(
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
     if opened.goldless:
         raise opened.no_gold()
-    adjudicated = applying(adjudications, opened)
+    draft = read_draft(opened)
+    adjudicated = for_system(applying(adjudications, opened), draft, folder.settings() or {})
     with (
         folder.locked("oeb grade", force=force_unlock),
         session(address, worker_env(), documents=len(rows), work=_work(folder)),
         timed("grading"),
         Grader(
-            folder, opened, rows, partial=partial, details=details, brought=brought, adjudications=adjudicated
+            folder,
+            opened,
+            rows,
+            partial=partial,
+            details=details,
+            brought=brought,
+            adjudications=adjudicated,
+            draft=draft,
         ) as grader,
     ):
         return grader.finish()
@@ -203,6 +214,9 @@ def _ids(only: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _same_dataset(folder: RunFolder, settings: dict[str, Any], dataset: Dataset) -> None:
+    draft = read_draft(dataset)
+    if draft is not None and all(settings.get(key) == draft.source.get(key) for key in ("dataset", "manifest")):
+        return  # a gold drafted from this run's gold-less dataset: the same documents and PDFs
     for key in ("dataset", "manifest"):
         if settings.get(key) != dataset.settings()[key]:
             raise RunFolderError(
