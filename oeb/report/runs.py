@@ -58,8 +58,9 @@ class Run:
 
     def named(self, key: str) -> Any:
         """`dataset`, `manifest` or `dataset_commit`: from settings.json, else from the provenance
-        grading wrote (a brought folder's only record of what it was graded against)."""
-        if key in self.settings:
+        grading wrote (a brought folder's only record of what it was graded against; and a run over a
+        gold-less dataset graded against the gold drafted from it: docs/own-documents.md)."""
+        if key in self.settings and "draft" not in self.provenance:
             return self.settings[key]
         return self.provenance.get(key)
 

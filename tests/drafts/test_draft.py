@@ -19,13 +19,6 @@ from oeb.gold.check import leaves
 from oeb.gold.derivation import excluded, read_draft, system_key
 
 
-@pytest.fixture(scope="module")
-def drafted(drafting: Drafting) -> Path:
-    out = drafting.root / "drafted"
-    assert main(["gold", "draft", *drafting.runs.values(), "--out", str(out)]) == 0
-    return out
-
-
 def _prediction(run: str, doc_id: str) -> Any:
     path = Path(run) / "predictions" / f"{doc_id}.json"
     return json.loads(path.read_text()) if path.exists() else None
