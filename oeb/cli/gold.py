@@ -42,6 +42,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     sample.add_argument("--seed", type=int, default=0, metavar="S", help="the random seed (default 0)")
     sample.set_defaults(run=_sample)
 
+    freeze = verbs.add_parser("freeze", help="write the decided review entries into the drafted gold")
+    freeze.add_argument("dataset", metavar="DATASET", help="a drafted dataset (oeb gold draft)")
+    freeze.set_defaults(run=_freeze)
+
 
 def _draft(args: argparse.Namespace) -> int:
     from oeb.gold.draft import draft
@@ -87,5 +91,22 @@ def _sample(args: argparse.Namespace) -> int:
         f"{len(fresh)} of {len(values)} drafted values sampled as verify entries in {url} ({len(drawn) - len(fresh)} "
         "already there); check each on the page (oeb view --review) or with oeb adjudicate accept; the leaderboard "
         "then shows the draft's accuracy"
+    )
+    return 0
+
+
+def _freeze(args: argparse.Namespace) -> int:
+    from oeb import storage
+    from oeb.gold import entries
+    from oeb.gold.check import checked
+    from oeb.gold.freeze import freeze
+
+    dataset, draft = _drafted(args.dataset)
+    url = storage.join(dataset.location, entries.FILE_NAME)
+    adjudications = checked(entries.load_or_empty(url), dataset)  # every entry sound before the gold changes
+    done = freeze(dataset, draft, adjudications)
+    print(
+        f"{args.dataset}: gold version {done.version}; {done.reviewed} values reviewed, {done.corrected} corrected, "
+        f"{done.absent} absent; grade the runs again: oeb grade RUN --dataset {args.dataset}"
     )
     return 0

@@ -30,6 +30,8 @@ STATUSES = ("drafted", "reviewed", "corrected", "undecided", "absent")
 EXCLUDED = "excluded-"
 """Ids of the per-system remove entries of leave-drafters-out grading start with this."""
 UNDECIDED = "undecided-"
+PROPOSED = "draft-"
+"""Ids of the review queue's entries for undecided values (`oeb gold draft` proposes them)."""
 
 SCHEMA = pa.schema(
     [

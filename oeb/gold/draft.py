@@ -10,6 +10,7 @@ for a person (`oeb view --review`). Rows the pivot lacks (the scorer's invented 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from collections.abc import Sequence
@@ -21,9 +22,11 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type in
 from oeb import _json, storage
 from oeb.dataset import DEFAULT_MANIFEST, Dataset, named_by_folder, open_dataset
 from oeb.errors import AdjudicationError, StorageError, UsageError
+from oeb.gold import entries
 from oeb.gold.apply import parse_address
 from oeb.gold.check import leaves
-from oeb.gold.derivation import DERIVATION, DRAFTED, Value, parquet_bytes, system_key, version
+from oeb.gold.derivation import DERIVATION, DRAFTED, PROPOSED, Value, parquet_bytes, system_key, version
+from oeb.gold.entries import Adjudications, Entry
 from oeb.scoring import canonical_key, show_address
 
 _READ_BATCH = 64
@@ -215,6 +218,7 @@ def draft(runs: Sequence[str], k: int | None, out: str) -> Drafted:
         gold, rows = draft_document(row.doc_id, [a.get(row.doc_id) for a in answers], keys, dict(row.schema), k)
         golds[row.doc_id], values = gold, values + rows
     write(dataset, out, golds, values, found_keys(found), k)
+    entries.save(Adjudications(tuple(proposals(values))), storage.join(out, entries.FILE_NAME))
     return Drafted(out, k, len(found), version(golds.items()), values)
 
 
@@ -263,3 +267,28 @@ def rewrite(dataset: Dataset, golds: dict[str, dict[str, Any]], values: Sequence
     meta["version"] = version(golds.items())
     storage.write_json(storage.join(dataset.location, DRAFTED), meta)
     return str(meta["version"])
+
+
+def proposals(values: Sequence[Value]) -> list[Entry]:
+    """The review queue of a new draft: each undecided value as a proposed `add` of its most common
+    reading (a person picks another reading, types a value, or marks it absent: `oeb view --review`)."""
+    found = []
+    for value in values:
+        if value.status != "undecided" or not value.readings:
+            continue
+        counts: dict[str, list[Any]] = {}
+        for _, reading in value.readings:
+            counts.setdefault(canonical_key(reading), []).append(reading)
+        common = max(counts.values(), key=len)[0]
+        shown = "; ".join(f"{system}: {json.dumps(reading, ensure_ascii=False)}" for system, reading in value.readings)
+        found.append(
+            Entry(
+                id=PROPOSED + hashlib.sha256(f"{value.doc_id}\0{value.address}".encode()).hexdigest()[:12],
+                doc_id=value.doc_id,
+                address=value.address,
+                action="add",
+                value=common,
+                reason=f"undecided in the draft (fewer than {value.k} of {value.n} agree): {shown}"[:2000],
+            )
+        )
+    return found

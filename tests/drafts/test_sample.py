@@ -46,11 +46,12 @@ def test_sample_cli_writes_verify_entries(drafted: Path, tmp_path: Path, capsys:
     dataset = tmp_path / "drafted"
     shutil.copytree(drafted, dataset)
     assert main(["gold", "sample", str(dataset), "--n", "30", "--seed", "3"]) == 0
-    file = entries.load(str(dataset / "adjudications.yaml"))
-    assert len(file.entries) == 30 and {e.action for e in file.entries} == {"verify"}
+    sampled = [e for e in entries.load(str(dataset / "adjudications.yaml")).entries if e.action == "verify"]
+    assert len(sampled) == 30 and all(e.id.startswith("verify-") and e.status == "proposed" for e in sampled)
     assert main(["gold", "sample", str(dataset), "--n", "30", "--seed", "3"]) == 0
     assert "(30 already there)" in capsys.readouterr().out
-    assert len(entries.load(str(dataset / "adjudications.yaml")).entries) == 30
+    again = entries.load(str(dataset / "adjudications.yaml")).entries
+    assert sum(1 for e in again if e.action == "verify") == 30
     assert main(["gold", "sample", str(dataset), "--n", "100000"]) == 2
     assert main(["gold", "sample", str(tmp_path), "--n", "3"]) != 0
     assert accuracy_shown(None).startswith("draft accuracy: unmeasured")
@@ -63,7 +64,7 @@ def test_decided_sample_shows_on_the_leaderboard(
     shutil.copytree(drafted, dataset)
     assert main(["gold", "sample", str(dataset), "--n", "10", "--seed", "1"]) == 0
     file = str(dataset / "adjudications.yaml")
-    ids = [entry.id for entry in entries.load(file).entries]
+    ids = [entry.id for entry in entries.load(file).entries if entry.action == "verify"]
     assert main(["adjudicate", "accept", file, *ids[:9], "--by", "ann", "--reason", "as on the page"]) == 0
     assert main(["adjudicate", "accept", file, ids[9], "--by", "ann", "--reason", "misread", "--value", '"Z"']) == 0
     runs = [str(tmp_path / name) for name in drafting.runs]
