@@ -97,14 +97,17 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _freeze(args: argparse.Namespace) -> int:
     from oeb import storage
+    from oeb.dataset import open_dataset
     from oeb.gold import entries
     from oeb.gold.check import checked
-    from oeb.gold.freeze import freeze
+    from oeb.gold.freeze import freeze, settled
 
     dataset, draft = _drafted(args.dataset)
     url = storage.join(dataset.location, entries.FILE_NAME)
-    adjudications = checked(entries.load_or_empty(url), dataset)  # every entry sound before the gold changes
+    adjudications = checked(settled(entries.load_or_empty(url), dataset), dataset)  # sound before any write
     done = freeze(dataset, draft, adjudications)
+    if adjudications.entries:
+        entries.save(settled(adjudications, open_dataset(args.dataset)), url)  # the adds now held: replaces
     print(
         f"{args.dataset}: gold version {done.version}; {done.reviewed} values reviewed, {done.corrected} corrected, "
         f"{done.absent} absent; grade the runs again: oeb grade RUN --dataset {args.dataset}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from drafting import Drafting, build
+from gold_corpus import Drafting, build
 
 from oeb.cli import main
 

@@ -9,7 +9,7 @@ from statistics import mean
 from typing import Any
 
 import pytest
-from drafting import DAMAGE, PAIR, SYSTEMS, Drafting
+from gold_corpus import DAMAGE, PAIR, SYSTEMS, Drafting
 
 import oeb.scoring
 from oeb.cli import main

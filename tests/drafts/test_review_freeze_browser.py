@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from drafting import Drafting
+from gold_corpus import Drafting
 from fixtures.browser import CHROMIUM
 
 from oeb.cli import main

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from drafting import Drafting
+from gold_corpus import Drafting
 
 from oeb.cli import main
 from oeb.gold import entries, sample

@@ -1,6 +1,7 @@
 """A generated dataset with a hidden true gold, its gold-less copy, and five runs of the offline `mock`
 over it: three independent systems answering from the true gold and a correlated pair answering from
-one damaged copy of it (shared errors), each with its own seeded misreadings and omissions."""
+one damaged copy of it (shared errors), each with its own seeded misreadings and omissions. The
+drafting tests (tests/drafts) and `make bench-gold` (scripts/bench_gold.py) build on it."""
 
 from __future__ import annotations
 
@@ -76,13 +77,13 @@ def blank_pdf() -> bytes:
     return out.getvalue()
 
 
-def build(root: Path) -> Drafting:
+def build(root: Path, documents: int = DOCUMENTS) -> Drafting:
     rng = random.Random(40)
     truth, damaged, pdfs = root / "truth", root / "damaged", root / "pdfs"
     for folder in (truth, damaged, pdfs):
         folder.mkdir(parents=True)
     page = blank_pdf()
-    for number in range(DOCUMENTS):
+    for number in range(documents):
         doc_id = f"doc{number:03d}"
         gold = _gold(rng, number)
         (truth / f"{doc_id}.json").write_text(json.dumps(gold))
@@ -91,7 +92,7 @@ def build(root: Path) -> Drafting:
     (root / "schema.json").write_text(json.dumps(SCHEMA))
     dataset = root / "dataset"
     assert main(["dataset", "init", str(pdfs), "--schema", str(root / "schema.json"), "--out", str(dataset)]) == 0
-    example = yaml.safe_load((Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml").read_text())
+    example = yaml.safe_load((Path(__file__).parents[1] / "oeb" / "examples" / "mock.yaml").read_text())
     arguments = ["run", "-y", "--out", str(root / "runs")]
     for name, (source, seed, misread, unfound) in SYSTEMS.items():
         config = json.loads(json.dumps(example))
