@@ -42,7 +42,7 @@ def _status(entry: Entry, before: Value | None) -> str | None:
     if effect == "accept":
         return "reviewed"
     if before is not None and before.value is not None and canonical_key(before.value) == canonical_key(entry.value):
-        return "reviewed"
+        return before.status if before.by_person else "reviewed"  # a freeze run again keeps what it said
     if before is not None and before.status == "undecided":  # a system's reading picked, or another value
         picked = canonical_key(entry.value) in {canonical_key(reading) for _, reading in before.readings}
         return "reviewed" if picked else "corrected"

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gold_corpus import Drafting
 from fixtures.browser import CHROMIUM
+from gold_corpus import Drafting
 
 from oeb.cli import main
 from oeb.dataset import open_dataset
@@ -76,6 +76,8 @@ def test_review_then_freeze(page, served: tuple[str, Review, Path]) -> None:
     assert three.status == "rejected" and three.reason and three.reason.startswith("absent")
 
     assert main(["gold", "freeze", str(dataset)]) == 0
+    assert main(["adjudicate", "check", review.url, "--dataset", str(dataset)]) == 0  # still applies
+    assert main(["gold", "freeze", str(dataset)]) == 0  # again: nothing changes
     opened = open_dataset(str(dataset))
     draft = read_draft(opened)
     assert draft is not None
