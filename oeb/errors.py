@@ -27,7 +27,8 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── HubError
     │   ├── ManifestError
     │   ├── DocumentMissingError
-    │   └── GoldError
+    │   ├── GoldError
+    │   └── NoGold                      exit 2: a gold-less dataset graded or reported (no gold yet)
     ├── ConfigError                     a run config or a --set
     ├── SelectionError                  the config's rows
     ├── PlanDeclined                    the user said no to the plan; nothing written
