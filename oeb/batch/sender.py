@@ -380,7 +380,8 @@ class Sender:
         none; a lookup that fails stops the system with the intent kept (a resume looks again)."""
         deadline = Deadline(CALL_SECONDS, policy=self.policy)
         try:
-            return self.batches.find(sent["tag"], sent["requests"], sent["sent"], deadline)
+            known = frozenset(str(live.file["handle"]["batch_id"]) for live in self.every)
+            return self.batches.find(sent["tag"], sent["requests"], sent["sent"], known, deadline)
         except SystemFailed as failure:
             stop_if_fatal(self.adapter, failure)
             why = f"the answer to its create was lost ({lost.message[:200]}); " if lost is not None else ""
@@ -393,8 +394,8 @@ class Sender:
 
     def _resolve(self, sent: files.BatchFile) -> None:
         """An intent an earlier process left: adopt the batch the provider holds, else send its documents again."""
-        handle = self._look_up(sent, None)
         held = {custom_id: held for custom_id, held in sent["documents"].items() if held["doc_id"] in self.rows}
+        handle = self._look_up(sent, None) if held else None
         if handle is None:
             files.remove(self.folder_url, sent["name"])
             self.queue.extend((self.rows[h["doc_id"]], Asking.from_json(h["asking"])) for h in held.values())

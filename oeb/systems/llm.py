@@ -251,8 +251,10 @@ class LLMBatches:
     def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
         return self._api.create(entries, tag, deadline)
 
-    def find(self, tag: str, requests: int, since: float, deadline: Deadline) -> dict[str, Any] | None:
-        return self._api.find(tag, requests, since, deadline)
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        return self._api.find(tag, requests, since, known, deadline)
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
         return self._api.status(handle, deadline)

@@ -7,6 +7,7 @@ that fails as a whole (the provider's reason on each record; a limit stops the s
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from oeb.dataset import open_dataset
 from oeb.errors import NothingAnswered, RunStopped, StorageDown, StorageStopped
 from oeb.run import engine, spill
 from oeb.run.config import load_config
-from oeb.systems import AccountFailure, Question, get, predict, question_schema
+from oeb.systems import AccountFailure, Deadline, Question, SystemFailed, get, predict, question_schema
 from systems import fake_providers
 from systems.conftest import FAST, KEY
 from systems.fake_vendor import FakeVendor, Reply
@@ -192,3 +193,23 @@ def test_the_direct_and_the_batch_request_are_one_body(
     said = batched.get("temperature", batched.get("generationConfig", {}).get("temperature"))
     assert said == temperature
     assert adapter.options()["temperature"] == temperature
+
+
+def test_anthropic_never_takes_a_batch_of_the_run_for_a_lost_one(thirty: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Known by time and size only, a lost batch must not be matched to the run's earlier batch of its size."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    dataset = open_dataset(str(thirty))
+    with FakeVendor() as server:
+        claude = fake_providers.Anthropic(server, dataset, KEY)
+        batches = get("anthropic/claude-opus-5", _options("anthropic", server.url, batch=True)).batching()
+        assert batches is not None
+        rows = dataset.rows[:2]
+        entries = [batches.entry(row.doc_id, dataset.document(row), question_schema(dict(row.schema))) for row in rows]
+        since = time.time()
+        deadline = Deadline(60, policy=FAST)
+        handle = batches.create(entries, "first", deadline)
+        assert batches.find("second", 2, since, frozenset({handle["batch_id"]}), deadline) is None
+        assert batches.find("first", 2, since, frozenset(), deadline) == handle
+        claude.new_batch([(e["custom_id"], e["params"]) for e in entries])
+        with pytest.raises(SystemFailed, match="2 batches of 2 requests"):
+            batches.find("third", 2, since, frozenset(), deadline)

@@ -170,10 +170,13 @@ class Provider(ABC):
         handle to poll it (plain JSON: its id under `batch_id`, never a key)."""
         raise NotImplementedError
 
-    def find(self, tag: str, requests: int, since: float, deadline: Deadline) -> dict[str, Any] | None:
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
         """The handle of the batch `create` sent with `tag` (`requests` requests, at or after `since`,
         wall clock) when the provider accepted it though its answer was lost; None when it holds no
-        such batch. `SystemFailed` when the provider cannot say (or names several candidates)."""
+        such batch. Batches of `known` ids (the run's others) are never it. `SystemFailed` when the
+        provider cannot say (or names several candidates)."""
         raise NotImplementedError
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:

@@ -103,7 +103,9 @@ class Anthropic(Provider):
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"])}
 
-    def find(self, tag: str, requests: int, since: float, deadline: Deadline) -> dict[str, Any] | None:
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
         """The one batch of the list (newest first) created from `since` on (give or take the clock
         skew) with `requests` requests; several such batches are refused rather than guessed."""
         params: dict[str, Any] = {"limit": 100}
@@ -120,6 +122,8 @@ class Anthropic(Provider):
                         older = True
                         continue
                     counts = batch.get("request_counts") or {}
+                    if str(batch.get("id")) in known:
+                        continue
                     if sum(int(v) for v in counts.values() if isinstance(v, int)) == requests:
                         found.append(str(batch["id"]))
                 if older or not page.get("has_more") or not batches:

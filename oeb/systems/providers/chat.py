@@ -156,7 +156,9 @@ class OpenAI(OpenRouter):
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"]), "input_file_id": file_id}
 
-    def find(self, tag: str, requests: int, since: float, deadline: Deadline) -> dict[str, Any] | None:
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
         """The batch whose `metadata` holds the tag, in `GET /v1/batches` (newest first), read back to
         `since`."""
         params: dict[str, Any] = {"limit": 100}

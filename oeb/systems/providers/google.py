@@ -131,7 +131,9 @@ class Google(Provider):
         with reading("the upload answer", status=200, body=uploaded):
             return str(uploaded["file"]["name"])
 
-    def find(self, tag: str, requests: int, since: float, deadline: Deadline) -> dict[str, Any] | None:
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
         """The batch of `batches.list` whose display name is the tag's."""
         name, params = display_name(tag), {"pageSize": 100}
         with self.session(deadline) as http:
