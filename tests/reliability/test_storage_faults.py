@@ -447,6 +447,17 @@ def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: Fa
     assert not storage.exists(storage.join(url, LOCK_NAME))
 
 
+def test_a_lock_whose_release_meets_throttling_and_a_closed_connection_is_released(proxy: FaultProxy) -> None:
+    from oeb.run.lock import LOCK_NAME, hold
+
+    url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
+    with hold(url, "oeb grade") as lock:
+        lock.check()
+        proxy.scripted = ["503", "close", "reset_after"]  # the DELETE: throttled, unanswered, done unheard
+    assert proxy.faults == {"503": 1, "close": 1, "reset_after": 1}
+    assert not storage.exists(storage.join(url, LOCK_NAME)), "the lock was left behind"
+
+
 def test_answers_no_disk_takes_are_counted_and_their_job_handles_printed(tmp_path: Path, monkeypatch, caplog) -> None:
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")
