@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -51,7 +51,7 @@ test-fast: setup
 
 # The loop to run before each commit (.pre-commit-config.yaml runs the same): fixes what ruff can,
 # formats, type-checks, and runs the fast tests (not ray, slow or cluster).
-check: setup
+check: setup imports
 	$(UV) run ruff check --fix oeb tests scripts
 	$(UV) run ruff format oeb tests scripts
 	$(call beside_mypy,$(UNIT) -q -m "not ray and not slow and not cluster")
@@ -60,14 +60,20 @@ check: setup
 lint: style
 	$(UV) run mypy
 
-style: setup check-docs
+style: setup check-docs imports
 	$(UV) run ruff check oeb tests scripts
 	$(UV) run ruff format --check oeb tests scripts
 	$(UV) run hadolint Dockerfile  # the static binary from the lint group: offline, < 1 s
 	$(MKDOCS) build --strict --quiet  # every nav page exists, every link and anchor resolves (offline)
 
+# No import circles in oeb, and oeb.run's rooms in their layers (import-linter, contracts in
+# pyproject.toml's [tool.importlinter]; under a second): part of `style`, so of `make test`.
+imports: setup
+	$(UV) run lint-imports --no-cache
+
 # The figures pages (docs/performance/*.md, CHANGELOG.md) name only options and inputs their scripts
-# have: a command beside a figure must still run (scripts/check_docs.py; about 3 s).
+# have: a command beside a figure must still run; and no page (docs/, README, CONTRIBUTING, this
+# Makefile) names a path of one machine (scripts/check_docs.py; about 3 s).
 check-docs: setup
 	$(UV) run python scripts/check_docs.py
 
@@ -113,7 +119,7 @@ else
 	$(PYRUN) oeb grade $(RUNS) $(REGRADE_OUT)
 endif
 
-# `make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"`: the scorer on its family of
+# `make bench-scorer ARGS="--reference ../ref/.venv/bin/python"`: the scorer on its family of
 # generated tables, beside the reference (docs/performance/scorer.md); ARGS=--list names the inputs.
 bench-scorer: setup
 	$(PYRUN) python scripts/bench_scorer.py $(ARGS)

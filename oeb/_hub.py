@@ -32,7 +32,8 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
-from oeb import _retry, storage
+from oeb import _retry
+from oeb._credentials import hub_token
 from oeb.errors import DatasetNotFoundError, HubError, OebError, StorageNotFoundError
 
 ACCEPTED_FORM = "hf://datasets/<org>/<name>[@<revision>]"
@@ -139,7 +140,7 @@ class HubSnapshot:
                 local_files_only=self.cached_only,
                 etag_timeout=_retry.timeout_seconds(),
                 tqdm_class=_Quiet,
-                token=storage.hub_token(),
+                token=hub_token(),
             )
 
         try:  # a busy or flaky Hub (5xx, 429, resets, timeouts) is asked again, as storage is (oeb._retry)
@@ -267,7 +268,7 @@ def api() -> HfApi:
     variable once, at import, and keeps it in its `constants`."""
     constants.HF_HUB_DISABLE_XET = _true(os.environ.get("HF_HUB_DISABLE_XET", ""))
     _retry.hub_timeouts()
-    return HfApi(endpoint=endpoint(), token=storage.hub_token())
+    return HfApi(endpoint=endpoint(), token=hub_token())
 
 
 def commit_of(location: HubLocation) -> str:

@@ -12,7 +12,8 @@ Credentials (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, 
 travel in a Ray runtime environment, which Ray writes to every node's logs: a worker is handed the
 driver's in a call (the values of its arguments) and holds them in memory only while its caller needs
 them (`holding`), as storage options given to fsspec and huggingface_hub; without any, a worker uses
-its node's own credential chain (instance role, mounted profile). docs/guarantees.md#secrets.
+its node's own credential chain (instance role, mounted profile). docs/guarantees.md#secrets. The
+credentials held are `oeb._credentials`'s, below this module and the Hub's (`oeb._hub`), which both read them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-
 from fsspec.spec import AbstractFileSystem  # type: ignore[import-untyped]
 
 from oeb import _json, _retry
+from oeb._credentials import credentials, held, hold, holding, hub_token, is_credential
 from oeb.errors import (
     DiskFull,
     HubError,
@@ -77,10 +79,7 @@ __all__ = [
 ]
 
 _READ_ONLY_PROTOCOLS = frozenset({"hf", "http", "https"})
-_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
 _S3_CREDENTIALS = (("key", "AWS_ACCESS_KEY_ID"), ("secret", "AWS_SECRET_ACCESS_KEY"), ("token", "AWS_SESSION_TOKEN"))
-_held: dict[str, str] = {}
-"""The credentials this process was handed (a Ray worker's caller's), used instead of its environment."""
 _READ_THREADS = 8
 
 
@@ -106,44 +105,6 @@ def local_path(url: str) -> Path:
     return Path(fsspec.core.strip_protocol(url)).absolute()
 
 
-def is_credential(name: str) -> bool:
-    """Whether an `AWS_*`/`HF_*`/`OEB_*` variable holds a secret (a key, secret or token; not a file
-    naming one): such a variable is handed to workers in a call, never through their environment."""
-    return not name.endswith(("_FILE", "_PATH")) and any(word in name for word in _SECRET_WORDS)
-
-
-def credentials() -> dict[str, str]:
-    """The storage credentials of this process now (its environment's, else those it holds)."""
-    here = {name: value for name, value in os.environ.items() if value and name.startswith(("AWS_", "HF_", "HUGGING"))}
-    return {name: value for name, value in (_held | here).items() if is_credential(name)}
-
-
-@contextlib.contextmanager
-def holding(values: dict[str, str]) -> Iterator[None]:
-    """Use the credentials `values` for storage inside the block, then drop them (and every client
-    made with them): what a warm Ray worker does for each caller's batch."""
-    hold(values)
-    try:
-        yield
-    finally:
-        hold({})
-
-
-def hold(values: dict[str, str]) -> None:
-    """Use the credentials `values` from now on, in memory only (never in `os.environ`, which child
-    processes inherit); `{}` drops them, and the fsspec clients made with them."""
-    if _held:
-        for cls in set(fsspec.registry.values()):  # the filesystem classes imported (s3fs, hf, ...)
-            cls.clear_instance_cache()
-    _held.clear()
-    _held.update({name: value for name, value in values.items() if value and is_credential(name)})
-
-
-def hub_token() -> str | None:
-    """The Hugging Face token this process holds, if any (None: huggingface_hub's own lookup)."""
-    return _held.get("HF_TOKEN") or _held.get("HUGGING_FACE_HUB_TOKEN")
-
-
 def _storage_options(protocol: str) -> dict[str, Any]:
     """Options read from the environment (and the credentials held) at call time, so a changed
     variable takes effect at once.
@@ -164,8 +125,8 @@ def _storage_options(protocol: str) -> dict[str, Any]:
             ("secret", "AWS_SECRET_ACCESS_KEY"),
             ("token", "AWS_SESSION_TOKEN"),
         ):
-            if _held.get(name):
-                options[option] = _held[name]
+            if held(name):
+                options[option] = held(name)
         return options
     if protocol == "hf":
         _retry.hub_timeouts()

@@ -33,10 +33,10 @@ import pyarrow.parquet as pq
 
 import oeb.run  # noqa: F401  (sets Ray's environment defaults before Ray is imported)
 from oeb.dataset import open_dataset
-from oeb.run.config import check_tree, init_tree
-from oeb.run.folder import RunFolder
-from oeb.run.predict import predict_rows
-from oeb.run.regrade import grade_folder
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade.regrade import grade_folder
+from oeb.run.plan.config import check_tree, init_tree
+from oeb.run.predict.stage import predict_rows
 
 DOCUMENTS = 500
 LATENCY = 0.2

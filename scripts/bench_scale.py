@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from job_fakes import SCHEMA, gold, pdf
 
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 
 HERE = Path(__file__).resolve().parent
 pa: Any = importlib.import_module("pyarrow")  # no type stubs

@@ -4,7 +4,7 @@
     uv run python scripts/bench_scorer.py --reference /path/to/reference/python
     uv run python scripts/bench_scorer.py --reference PY --only sanctions-3000 codes-3000
     uv run python scripts/bench_scorer.py --list                           # every input, one a line
-    make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"
+    make bench-scorer ARGS="--reference ../ref/.venv/bin/python"
 
 The family varies what makes pairing rows hard, one generated input per shape and size (1,000 to
 10,000 rows): the share of rows holding a nested array (0 to 50%), dropped and duplicated rows (0 to

@@ -35,7 +35,7 @@ from bench_run import _tiny_dataset
 from fixtures.fault_proxy import FaultProxy
 
 from oeb import storage
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 
 BUCKET = "bench"
 

@@ -1,6 +1,7 @@
-"""Check that the figures pages name only what their scripts have: `make check-docs` (part of `make style`).
+"""Check that the figures pages name only what their scripts have, and that no page names a path of
+one machine: `make check-docs` (part of `make style`).
 
-    uv run python scripts/check_docs.py                     # docs/performance/*.md and CHANGELOG.md
+    uv run python scripts/check_docs.py                     # the default pages (below)
     uv run python scripts/check_docs.py docs/other.md       # other pages
 
 A figure is only as good as the command beside it, and a command naming an option or an input the
@@ -10,6 +11,14 @@ target (`make bench-scorer ARGS="..."`, `make bench-scale SCALE_FLAGS="..."`, th
 Makefile), is checked: each `--option` must be one the script's `--help` lists, and each input given
 to an option with choices one of them, and each input given to `--only`, like each input a page
 names in backticks (`codes-3000`, a size of a shape bench_scorer.py has), one its `--list` lists.
+
+A command in the docs must run on a fresh clone as written, so no page (docs/, README.md,
+CONTRIBUTING.md, CHANGELOG.md, the Makefile's comments) may name an absolute path that exists on one
+machine only: a home or workspace folder (`/home/...`, `/Users/...`, `/root/...`, `/work/...`,
+`/mnt/...`, a Windows `C:\\Users\\...`) or a system temporary folder of one user (`/var/folders/...`).
+`/tmp/...` and placeholders such as `/data/oebdata` or `PYTHON` are fine: they say where to put
+something, on any machine.
+
 Exit status 1 with one line per problem (file, line, what is wrong, what exists).
 """
 
@@ -26,6 +35,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (*sorted((ROOT / "docs" / "performance").glob("*.md")), ROOT / "CHANGELOG.md")
+"""The figures pages: every benchmark command on them is checked against its script."""
+EVERY_PAGE = (*sorted((ROOT / "docs").rglob("*.md")), *(ROOT / name for name in ("README.md", "CONTRIBUTING.md")))
+"""The pages checked for paths of one machine (with `PAGES` and the Makefile)."""
+_MACHINE_PATH = re.compile(
+    r"(?<![\w.:/~$-])(?:/(?:home|Users|root|work|mnt|media|private/var/folders|var/folders)/[^\s`'\"()\[\]<>|,;]*"
+    r"|[A-Za-z]:\\(?:Users|Documents and Settings)\\[^\s`'\"]*)"
+)
+"""An absolute path only one machine has: under a home, workspace or mount folder, or a user's temp folder."""
 _DIRECT = re.compile(r"scripts/(\w+\.py)((?:[ \t]+[^`#\n|]*)?)")
 _MAKE = re.compile(r"make ([\w-]+)((?:[ \t]+[A-Z_]+=(?:\"[^\"]*\"|'[^']*'|[^\s`]+))*)")
 _INPUT = re.compile(r"`([a-z]+(?:-[a-z]+)*-\d+(?:x\d+)?)`")
@@ -132,6 +149,18 @@ def problems(page: Path) -> Iterator[str]:
                 yield f"{where}:{number}: `{name}` is not an input of scripts/bench_scorer.py (see its --list)"
 
 
+def machine_paths(page: Path) -> Iterator[str]:
+    """One line per absolute path of one machine the page names (a command must run on a fresh clone)."""
+    where = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
+    for number, line in enumerate(page.read_text().splitlines(), start=1):
+        for found in _MACHINE_PATH.finditer(line):
+            path = found.group(0).rstrip(".:")
+            yield (
+                f"{where}:{number}: {path} is a path of one machine; write a placeholder (PYTHON, DIR) or a path "
+                "relative to the checkout, so the command runs on a fresh clone"
+            )
+
+
 def _shape(name: str) -> str:
     """`codes-nested` of `codes-nested-3000`: a size of a shape the benchmark has is checked, not `utf-8`."""
     return re.sub(r"-\d+(?:x\d+)?$", "", name)
@@ -141,11 +170,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("pages", nargs="*", type=Path, help="pages to check (default: the figures pages)")
     args = parser.parse_args(argv)
-    found = [line for page in (args.pages or PAGES) for line in problems(page.resolve())]
+    figures = [page.resolve() for page in args.pages] or list(PAGES)
+    every = figures if args.pages else sorted({*EVERY_PAGE, *PAGES, ROOT / "Makefile"})
+    found = [line for page in figures for line in problems(page)]
+    found += [line for page in every for line in machine_paths(page)]
     for line in found:
         print(line, file=sys.stderr)
     if not found:
-        print(f"check_docs: every command on {len(args.pages or PAGES)} pages names existing options and inputs")
+        print(
+            f"check_docs: every command on {len(figures)} pages names existing options and inputs; "
+            f"no path of one machine on {len(every)} pages"
+        )
     return 1 if found else 0
 
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from oeb import storage
 from oeb.errors import OebError, RayUnavailable, UsageError
-from oeb.run.cluster import system_keys, worker_env
-from oeb.run.config import load_config
+from oeb.run.cluster.session import system_keys, worker_env
+from oeb.run.plan.config import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 EXCLUDES = [".git", ".venv", "/runs", "/tests", "**/__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",

@@ -18,7 +18,7 @@ from typing import Any
 
 from oeb import __version__, _sigterm
 from oeb.errors import OebError
-from oeb.run.cluster import TIMINGS_VARIABLE, timed, timing
+from oeb.run.cluster.session import TIMINGS_VARIABLE, timed, timing
 
 VERBS = (
     "init",
@@ -114,7 +114,7 @@ tool that the signal stopped (docs/exit-codes.md)."""
 
 def _time_since_start() -> None:
     """With `OEB_TIMINGS` set, the seconds from the process's start to here (the interpreter and
-    the imports), as `oeb.run.cluster.timed` prints phases; Linux only."""
+    the imports), as `oeb.run.cluster.session.timed` prints phases; Linux only."""
     if not os.environ.get(TIMINGS_VARIABLE):
         return
     try:

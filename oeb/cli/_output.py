@@ -9,7 +9,7 @@ from typing import Any
 
 from oeb import _json
 from oeb.errors import InputFileError
-from oeb.run.results import verdict_json
+from oeb.run.grade.results import verdict_json
 
 
 def load_json_object(path: str, flag: str) -> dict[str, Any]:

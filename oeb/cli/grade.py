@@ -55,11 +55,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Grade one folder (its report on stdout, the leaderboard on stderr), or every run under a prefix."""
-    from oeb.run.regrade import grade_folder, is_prefix_of_runs
+    from oeb.run.grade.regrade import grade_folder, is_prefix_of_runs
 
     log_to_stderr()
     if args.stop_workers:
-        from oeb.run.workers import stop
+        from oeb.run.grade.workers import stop
 
         stop(args.address)
         return 0
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def _regrade(args: argparse.Namespace) -> int:
     """Every run under a prefix (or one run to --out), graded together: the reports as one JSON object
     on stdout, the leaderboard of the graded runs on stderr; exit 1 when a run was skipped."""
-    from oeb.run.regrade import regrade
+    from oeb.run.grade.regrade import regrade
 
     if args.dataset or args.manifest:
         raise UsageError("--dataset and --manifest are for one folder; each run under a prefix uses its own")

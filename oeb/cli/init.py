@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from oeb.run.config import PUBLIC_DATASET, init_text
+from oeb.run.plan.config import PUBLIC_DATASET, init_text
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -67,8 +67,8 @@ def config_tree(published: Run, sets: Sequence[str], limit: int | None) -> dict[
     """The config of a run that asks what the published run asked: its settings' system, options (and
     the endpoints it used), dataset commit, manifest, rows and time limit, over its config.yaml's pace,
     concurrency and budget when it has one (on a Ray of this machine); then `limit` and the `--set`s."""
-    from oeb.run._set import apply_sets
-    from oeb.run.config import RayConfig, SpendLimit, read_tree
+    from oeb.run.plan._set import apply_sets
+    from oeb.run.plan.config import RayConfig, SpendLimit, read_tree
 
     settings = published.settings
     try:
@@ -146,7 +146,7 @@ def _rerun(
 ) -> str:
     """A new run of the published settings under `out` (its plan shown to `confirm` first); its folder's URL."""
     from oeb.run import engine
-    from oeb.run.config import check_tree
+    from oeb.run.plan.config import check_tree
 
     tree = config_tree(published, sets, limit)
     plan = engine.plan_run(check_tree(tree, where=f"the settings of {published.url}"), out)
@@ -161,8 +161,8 @@ def _rerun(
 
 def _regrade(published: Run, out: str) -> str:
     """The published run's settings and answers copied under `out` and graded by this oeb; its URL."""
-    from oeb.run.folder import new_name
-    from oeb.run.regrade import copy_run, grade_folder
+    from oeb.run.folder.run_folder import new_name
+    from oeb.run.grade.regrade import copy_run, grade_folder
 
     target = storage.join(out, new_name(f"{published.settings['system']}-regraded"))
     copy_run(published.url, target)

@@ -21,7 +21,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from oeb import storage
 from oeb.errors import StorageNotFoundError
 from oeb.report.runs import Run
-from oeb.run.results import SCORER, VERDICT_SCHEMA
+from oeb.run.grade.results import SCORER, VERDICT_SCHEMA
 from oeb.scoring import RESULTS
 
 _INDEX = re.compile(r"\[p?[0-9]+\]")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from oeb.report.runs import Run, check_scorers
-from oeb.run.pages import UNITS
+from oeb.run.grade.pages import UNITS
 from oeb.scoring import RESULTS
 
 KINDS = RESULTS[1:]

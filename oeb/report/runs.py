@@ -17,7 +17,7 @@ from typing import Any
 from oeb import _json, storage
 from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
-from oeb.run import pages
+from oeb.run.grade import pages
 from oeb.scoring import RESULTS
 
 _SAME = ("dataset", "manifest", "dataset_commit")

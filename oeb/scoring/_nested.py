@@ -8,16 +8,13 @@ nested items of pairs about to be aligned are priced in one block per path befor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from oeb.scoring._blocks import Block
-from oeb.scoring._tree import Item, Path
+from oeb.scoring._tree import Item, Named, Pair, Path, Priced
 from oeb.scoring._weights import Columns, block_values
-
-if TYPE_CHECKING:
-    from oeb.scoring._pricing import Pair, Pricing
 
 # Blocks of up to this many cells (nested arrays of a few items, most of them) are first priced pair
 # by pair in plain Python: when that shows their best pairing is the only one (`_solving.unique_best`),
@@ -32,6 +29,20 @@ PRICED_TOGETHER_PAIRS = 20
 INNER_MATRIX_LIMIT = 16_000_000
 # A batch covers at most this many outer pairs (pred items × gold items), keeping its index arrays small.
 OUTER_PAIRS_PER_BATCH = 2_000_000
+
+
+class Pricing(Protocol):
+    """What this module asks of `oeb.scoring._pricing.Pricing`, which holds a `NestedPricing` and
+    passes itself to it: named here, so the module below does not import the one above."""
+
+    scale: int
+
+    def pair(self, pred_items: list[Item], gold_items: list[Item]) -> list[Pair]: ...
+    def is_positional(self, pattern: Path) -> bool: ...
+    def priced(self, item: Item) -> Priced: ...
+    def matrix(self, pi: list[Item], gi: list[Item]) -> np.ndarray: ...
+    def nested_paths(self, items: list[Item]) -> set[Path]: ...
+    def flat_named(self, items: list[Item]) -> list[Named] | None: ...
 
 
 class NestedPricing:

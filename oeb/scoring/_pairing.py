@@ -11,9 +11,9 @@ from __future__ import annotations
 import weakref
 
 from oeb.scoring._nested import UNIQUE_CHECK_CELLS
-from oeb.scoring._pricing import Pair, Pricing
+from oeb.scoring._pricing import Pricing
 from oeb.scoring._solving import Solving, unique_best
-from oeb.scoring._tree import Item
+from oeb.scoring._tree import Item, Pair
 
 
 class Aligner:

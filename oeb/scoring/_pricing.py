@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from oeb.scoring._nested import NestedPricing
-from oeb.scoring._tree import Item, Named, Path, Priced, Value
+from oeb.scoring._tree import Item, Named, Pair, Path, Priced, Value
 from oeb.scoring._weights import Columns
 from oeb.scoring.schema import array_name
 
@@ -25,7 +25,6 @@ from oeb.scoring.schema import array_name
 PER_CELL_LIMIT = 256
 
 # One pair of items chosen by a pairing, with what it is worth: (pred, gold, equal, shared).
-Pair = tuple[Item, Item, int, int]
 TextPath = tuple[tuple[str, str], ...]
 PairingMethod = Callable[[list[Item], list[Item]], list[Pair]]
 

@@ -55,3 +55,7 @@ class Item:
             if value[0] and value[0][0][0] == "k":
                 return True
         return any(p and p[0][0] == "k" for p in self.arrays)
+
+
+# A pairing's pair: the pred item, the gold item, and the pair's equal values and shared worth.
+Pair = tuple[Item, Item, int, int]

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from oeb.systems._reading import reading
-from oeb.systems.base import Deadline
+from oeb.systems.calls import Deadline
 from oeb.systems.errors import JobLost, SystemFailed, SystemTimeout, SystemUnreachable
 
 USER_AGENT = "oeb"

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import re
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 from oeb.systems import _options
 from oeb.systems._reading import dig, extraction, number
-from oeb.systems.errors import DialectError, MissingKey, OptionError, SystemFailed, SystemTimeout
+from oeb.systems.calls import Call as Call
+from oeb.systems.calls import Deadline as Deadline
+from oeb.systems.calls import RetryPolicy as RetryPolicy
+from oeb.systems.cost import Cost as Cost
+from oeb.systems.cost import Price as Price
+from oeb.systems.errors import DialectError, MissingKey, SystemFailed
 
 if TYPE_CHECKING:
     from oeb.systems.batches import Batches
@@ -37,51 +40,6 @@ class Question(NamedTuple):
     document: Path
     schema: dict[str, Any]
     gold: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Price:
-    """A system's published list price, per page or per document, in dollars or the vendor's credits,
-    for estimating a run's cost before it starts. `source` says where the figure was published (or
-    why it is an approximation); what a document really cost is read from each answer."""
-
-    usd_per_page: float | None = None
-    usd_per_document: float | None = None
-    credits_per_page: float | None = None
-    credits_per_document: float | None = None
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class Cost:
-    """What one call cost, in the vendor's own units: dollars only when the vendor states a price,
-    credits never converted. `source` names the response field a figure came from."""
-
-    usd: float | None = None
-    credits: float | None = None
-    source: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-    def __add__(self, other: Cost) -> Cost:
-        """Sum field by field; a field stays None when no part reported it."""
-
-        def add[T: (int, float)](a: T | None, b: T | None) -> T | None:
-            return b if a is None else a if b is None else a + b
-
-        sources = sorted({s for s in (self.source, other.source) for s in (s or "").split(" + ") if s})
-        usd = add(self.usd, other.usd)
-        return Cost(
-            usd=None if usd is None else round(usd, 6),
-            credits=add(self.credits, other.credits),
-            source=" + ".join(sources) or None,
-            tokens_in=add(self.tokens_in, other.tokens_in),
-            tokens_out=add(self.tokens_out, other.tokens_out),
-        )
-
-    @property
-    def priced(self) -> bool:
-        return self.usd is not None or self.credits is not None
 
 
 _COST_FIELDS = (
@@ -102,113 +60,6 @@ def scan_cost(raw: Any) -> Cost:
         if value is not None:
             return Cost(usd=round(value * scale, 6), source=f"{path}={value}")
     return Cost()
-
-
-@dataclass
-class Call:
-    """One answer as received: `raw` is stored whole (plain JSON) so it can be re-read later."""
-
-    raw: Any
-    cost: Cost = Cost()
-    job_id: str | None = None
-    sent: Any = None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long to wait before asking again, for whole attempts and for failed polls.
-
-    Attempt waits grow exponentially (20, 60, 120 s by default, the reference's schedule), get up to
-    `jitter` of extra random wait so parallel workers do not retry in lockstep, and are never shorter
-    than a vendor's `Retry-After`. Short waits inside one attempt (2, 4, 8, 16, 30 s...) keep a paid
-    job alive through failed polls and space out an LLM's re-asks; tests shrink both.
-    """
-
-    retries: int = 3
-    backoff: float = 20.0
-    multiplier: float = 3.0
-    max_backoff: float = 120.0
-    jitter: float = 0.1
-    poll_backoff: float = 2.0
-    max_poll_backoff: float = 30.0
-    poll_failures: int = 60
-
-    def __post_init__(self) -> None:
-        if self.retries < 0 or min(self.backoff, self.multiplier, self.jitter, self.poll_backoff) < 0:
-            raise OptionError("a retry policy needs non-negative retries, waits and jitter")
-
-    def delay(self, retry: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number `retry` (1-based)."""
-        wait = min(self.max_backoff, self.backoff * self.multiplier ** (retry - 1))
-        wait += wait * self.jitter * random.random()
-        return max(wait, retry_after or 0.0)
-
-    def poll_delay(self, failures: int) -> float:
-        """Seconds to wait after `failures` consecutive failed polls."""
-        return min(self.max_poll_backoff, self.poll_backoff * 2.0 ** (min(failures, 5) - 1))
-
-
-class Deadline:
-    """One document's time limit, shared by every attempt, poll and back-off sleep (named a deadline,
-    not a budget: a budget is money).
-
-    It also carries the retry policy (for poll retries inside adapters) and the attempt number, so
-    simulated systems can vary their behaviour per attempt deterministically. `spent` is what earlier
-    attempts already used, when a document's next attempt runs elsewhere (`predict_attempt`).
-    """
-
-    def __init__(
-        self,
-        seconds: float,
-        *,
-        policy: RetryPolicy | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        spent: float = 0.0,
-    ) -> None:
-        self.seconds = seconds
-        self.policy = policy or RetryPolicy()
-        self.attempt = 1
-        self.submitted: float | None = None
-        """When the job being collected was submitted (`time.time()`), if known: `Session.poll`
-        makes its first poll one interval after it."""
-        self.gate: Callable[[], None] | None = None
-        """The caller's wait before the paid request (a free slot of the system's in-flight cap),
-        called once by `start`; it raises `NotStarted` if the system stopped meanwhile."""
-        self.waited = 0.0
-        """Seconds spent in the gate: they do not count against the limit."""
-        self.begun = False
-        """Whether `start` was called: the paid part of the step has begun."""
-        self._clock = clock
-        self._start = clock() - spent
-
-    def start(self) -> None:
-        """The paid part of the step begins: wait at the caller's gate, once. The step calls it
-        before asking; a job adapter with `uploads_first` calls it in `submit`, after its free
-        requests (an upload) and right before the request that starts the job, so the upload is
-        made while the call still waits for a slot (docs/running.md)."""
-        gate, self.gate, self.begun = self.gate, None, True
-        if gate is not None:
-            began = self._clock()
-            gate()
-            self.waited = self._clock() - began
-            self._start += self.waited
-
-    def elapsed(self) -> float:
-        return self._clock() - self._start
-
-    def remaining(self) -> float:
-        return max(0.0, self.seconds - self.elapsed())
-
-    def expired(self) -> bool:
-        return self.elapsed() >= self.seconds
-
-    def check(self, what: str) -> None:
-        """Give up if the time is spent; `what` says what was still going on."""
-        if self.expired():
-            raise SystemTimeout(f"timed out at the {self.seconds:g}-second limit while {what}")
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(max(0.0, min(seconds, self.remaining())))
 
 
 def _snake(name: str) -> str:

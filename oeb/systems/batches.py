@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from oeb.systems.base import Call, Deadline
+from oeb.systems.calls import Call, Deadline
 from oeb.systems.errors import SystemFailed
 from oeb.systems.providers import BatchLimits, BatchStatus
 

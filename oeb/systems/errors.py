@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from oeb.errors import OebError, RunStopped
 
 if TYPE_CHECKING:
-    from oeb.systems.base import Cost
+    from oeb.systems.cost import Cost
 
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 """HTTP statuses worth asking again: rate limits and server-side outages."""

@@ -12,8 +12,8 @@ from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import ConfigError, ResumeMismatch, SelectionError
 from oeb.run import engine
-from oeb.run.config import Rows, SpendLimit, init_tree, load_config, to_yaml
-from oeb.run.selection import select
+from oeb.run.plan.config import Rows, SpendLimit, init_tree, load_config, to_yaml
+from oeb.run.plan.selection import select
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 EXAMPLE = Path(__file__).parents[2] / "oeb" / "examples" / "mock.yaml"

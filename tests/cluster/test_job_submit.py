@@ -20,7 +20,7 @@ from fixtures.datasets import upload
 
 from oeb import storage
 from oeb.dataset import SAMPLE_DATASET, open_dataset
-from oeb.run.regrade import find_runs
+from oeb.run.grade.regrade import find_runs
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +31,7 @@ def _oeb_job(two_nodes, dataset: str, out: str) -> str:
     """Submit the mock config as `make bench` does and wait for it; the job's submission id."""
     gold = Path(SAMPLE_DATASET) / "gold"  # mock answers from a local gold folder (it cannot read s3://)
     # Answers come two at a time, 0.8 s apart: longer than small documents wait for company
-    # (grade_stage.HOLD_SECONDS), so each pair is a grading task of its own, about seven tasks to
+    # (scheduler.HOLD_SECONDS), so each pair is a grading task of its own, about seven tasks to
     # spread over the nodes (answers 0.2 s apart made about five, four of them on one node, and once
     # in a CI run all of them).
     sets = [f"dataset={dataset}", f"system.mock.gold={gold}", "workers=2", "ray.actors=2", "system.mock.latency=0.8",

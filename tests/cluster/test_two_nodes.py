@@ -11,7 +11,7 @@ import pytest
 
 from oeb.dataset import SAMPLE_DATASET
 from oeb.run import engine
-from oeb.run.config import check_tree, init_tree
+from oeb.run.plan.config import check_tree, init_tree
 
 pytestmark = pytest.mark.cluster
 

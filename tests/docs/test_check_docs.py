@@ -1,5 +1,6 @@
 """`make check-docs` (scripts/check_docs.py): the figures pages name only options and inputs their
-benchmark scripts have, and a page naming one they do not fails the check, naming it."""
+benchmark scripts have, no page names a path of one machine, and a page that does fails the check,
+naming it."""
 
 from __future__ import annotations
 
@@ -33,3 +34,30 @@ def test_a_page_naming_what_a_script_lacks_fails_naming_it(capsys, tmp_path: Pat
     assert check_docs.main([str(page)]) == 1
     err = capsys.readouterr().err
     assert f"page.md:3: {says}" in err, err
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "`uv venv /home/alice/ref/.venv`",
+        '`make bench-scorer ARGS="--reference /work/ref/.venv/bin/python"`',
+        "the interpreter at /Users/bob/.pyenv/versions/3.12.1/bin/python",
+        "`oeb run --out /root/runs`",
+        r"`oeb grade C:\Users\carol\runs\mock`",
+    ],
+)
+def test_a_page_naming_a_path_of_one_machine_fails_naming_it(capsys, tmp_path: Path, written: str) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(f"# Figures\n\nMeasured with {written} on a quiet machine.\n")
+    assert check_docs.main([str(page)]) == 1
+    err = capsys.readouterr().err
+    assert "page.md:3: " in err and "is a path of one machine" in err, err
+
+
+def test_placeholders_temporary_folders_and_urls_are_not_paths_of_one_machine(capsys, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "`oeb audit --dataset /data/oebdata`, `--keep /tmp/scale`, `../ref/.venv/bin/python`, `~/.cache/oeb`,\n"
+        '<https://example.com/home/x>, `s3://bucket/work/runs`, `$HOME/work`, `-v "$PWD:/data"`\n'
+    )
+    assert check_docs.main([str(page)]) == 0, capsys.readouterr().err

@@ -31,8 +31,8 @@ from fixtures.services import S3_BUCKET
 from oeb import storage
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
-from oeb.run.config import init_tree, load_config, to_yaml
-from oeb.run.lock import LOCK_NAME
+from oeb.run.folder.lock import LOCK_NAME
+from oeb.run.plan.config import init_tree, load_config, to_yaml
 from reliability.conftest import OebProcess
 
 pytestmark = pytest.mark.slow

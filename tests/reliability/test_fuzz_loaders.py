@@ -28,9 +28,9 @@ from oeb import _json
 from oeb._manifest import Row, rows_from_table
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import ConfigError, OebError
-from oeb.run.config import init_tree, load_config
-from oeb.run.folder import RunFolder
-from oeb.run.grade_task import _prediction
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade.task import _prediction
+from oeb.run.plan.config import init_tree, load_config
 
 SECONDS_PER_EXAMPLE = 20
 """Far above what any example takes (well under a second): only a hang reaches it, even on a loaded machine."""

@@ -17,7 +17,7 @@ import pytest
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import OebError
 from oeb.run import engine
-from oeb.run.config import check_tree, init_tree, load_config, to_yaml
+from oeb.run.plan.config import check_tree, init_tree, load_config, to_yaml
 from reliability.conftest import assert_refused, oeb_cli, snapshot
 
 DEEP = "[" * 10_000 + "]" * 10_000

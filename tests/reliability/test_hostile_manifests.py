@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fixtures.datasets import IDS, Columns
 
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 from reliability.conftest import assert_refused, oeb_cli, snapshot
 
 FIRST = IDS[0]

@@ -16,8 +16,8 @@ import pytest
 
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
-from oeb.run.config import init_tree, load_config, to_yaml
-from oeb.run.grade_task import Item, grade_batch
+from oeb.run.grade.task import Item, grade_batch
+from oeb.run.plan.config import init_tree, load_config, to_yaml
 from reliability.conftest import assert_refused, oeb_cli, snapshot
 
 SCHEMA = {"type": "object", "properties": {"total": {"type": "number"}, "items": {"type": "array"}}}

@@ -16,7 +16,7 @@ from fixtures.datasets import IDS, Columns
 
 from oeb import _manifest
 from oeb.dataset import open_dataset
-from oeb.run.grade_task import Item, grade_batch
+from oeb.run.grade.task import Item, grade_batch
 from reliability.conftest import assert_refused, oeb_cli
 
 

@@ -36,7 +36,7 @@ from systems.fake_vendor import FakeVendor
 
 from oeb import storage
 from oeb.dataset import open_dataset
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 from reliability.conftest import OebProcess, vendor_dataset
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ from fixtures.datasets import write_manifest
 from run.conftest import mock_config
 
 from oeb.run import engine
-from oeb.run.folder import RunFolder
+from oeb.run.folder.run_folder import RunFolder
 
 pytestmark = pytest.mark.ray
 

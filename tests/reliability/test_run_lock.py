@@ -23,10 +23,11 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import LockLost, RunLocked
-from oeb.run import engine, lock
-from oeb.run.config import init_tree, load_config, to_yaml
-from oeb.run.folder import RunFolder
-from oeb.run.lock import LOCK_NAME, Holder, hold, holder
+from oeb.run import engine
+from oeb.run.folder import lock
+from oeb.run.folder.lock import LOCK_NAME, Holder, hold, holder
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.plan.config import init_tree, load_config, to_yaml
 from reliability.conftest import OebProcess
 
 
@@ -86,7 +87,8 @@ class TestHeld:
 
 
 def test_a_lock_left_by_a_killed_process_blocks_nothing(url: str) -> None:
-    code = "import sys, time; from oeb.run.lock import hold; held = hold(sys.argv[1], 'oeb resume'); held.__enter__(); "
+    code = "import sys, time; from oeb.run.folder.lock import hold; "
+    code += "held = hold(sys.argv[1], 'oeb resume'); held.__enter__(); "
     code += "print('held', flush=True); time.sleep(600)"
     child = subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE, text=True)
     try:

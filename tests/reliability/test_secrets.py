@@ -33,7 +33,7 @@ from systems.fake_vendor import FakeVendor, Reply, Request
 from systems.vendors import SCHEMA, VENDORS
 
 from oeb.cli import main
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 from oeb.systems import Adapter, Call, Deadline, Question, ReadCrashed, adapter_class, names, predict
 from reliability.conftest import vendor_dataset
 

@@ -13,7 +13,7 @@ import pytest
 
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import Terminated
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 from reliability.conftest import OebProcess
 
 

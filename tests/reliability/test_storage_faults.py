@@ -31,8 +31,8 @@ from fixtures.services import S3_BUCKET
 from oeb import _retry, storage
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import DiskFull, StorageDown, StorageNotFoundError
-from oeb.run import spill
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
+from oeb.run.predict import spill
 from reliability.test_job_crashes import JobRun, job_run  # noqa: F401  (the job vendors' fixture)
 
 IDS = sorted(row.doc_id for row in open_dataset(SAMPLE_DATASET, "manifest.parquet").rows)
@@ -436,7 +436,7 @@ def test_a_hub_that_accepts_and_never_answers_is_asked_again_within_the_timeout(
 
 
 def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: FaultProxy) -> None:
-    from oeb.run.lock import LOCK_NAME, hold
+    from oeb.run.folder.lock import LOCK_NAME, hold
 
     url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
     proxy.scripted = ["reset_after"]  # the If-None-Match PUT reaches the store; its answer never comes
@@ -448,7 +448,7 @@ def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: Fa
 
 
 def test_a_lock_whose_release_meets_throttling_and_a_closed_connection_is_released(proxy: FaultProxy) -> None:
-    from oeb.run.lock import LOCK_NAME, hold
+    from oeb.run.folder.lock import LOCK_NAME, hold
 
     url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
     with hold(url, "oeb grade") as lock:

@@ -25,7 +25,7 @@ from systems.vendors import ANSWER
 
 from oeb.errors import RunStopped
 from oeb.run import engine
-from oeb.run.config import Config, check_tree, init_tree
+from oeb.run.plan.config import Config, check_tree, init_tree
 from reliability.conftest import inline_document, vendor_dataset
 
 pytestmark = pytest.mark.slow

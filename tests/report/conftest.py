@@ -17,8 +17,8 @@ import pytest
 import oeb
 from oeb import storage
 from oeb.dataset import open_dataset
-from oeb.run import pages
-from oeb.run.results import VERDICT_SCHEMA, jsonl, summarize, verdict_json, verdict_table
+from oeb.run.grade import pages
+from oeb.run.grade.results import VERDICT_SCHEMA, jsonl, summarize, verdict_json, verdict_table
 
 SCORER_DIGEST = "f1e1d0c0ffee"
 

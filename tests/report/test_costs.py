@@ -18,7 +18,7 @@ from oeb.cli import main
 from oeb.dataset import open_dataset
 from oeb.report import leaderboard, load_runs, markdown
 from oeb.report.html import render_html
-from oeb.run import pages
+from oeb.run.grade import pages
 
 DOCUMENTS = ("field_matching", "documents.json")
 DOCUMENTS_IDS = ("inv_1", "inv_2", "research__[x24] tables")

@@ -112,7 +112,8 @@ def test_compare_puts_the_largest_change_first_with_the_moved_verdicts(make_run,
     assert "research__[x24] tables" in out and "failed" in out
 
 
-def test_pdf_links_follow_the_manifest_path_under_the_dataset() -> None:
+def test_pdf_links_follow_the_manifest_path_under_the_dataset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_ENDPOINT", raising=False)  # the session's fake Hub (tests/fixtures) may have set it
     assert pdf_link("hf://datasets/org/bench", "abc", "docs/research__[x] y#2.pdf") == (
         "https://huggingface.co/datasets/org/bench/resolve/abc/docs/research__%5Bx%5D%20y%232.pdf"
     )

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from oeb.dataset import SAMPLE_DATASET
-from oeb.run.config import Config, check_tree, init_tree
+from oeb.run.plan.config import Config, check_tree, init_tree
 
 
 def mock_config(changes: dict[str, Any] | None = None, dataset: str | Path = SAMPLE_DATASET) -> Config:

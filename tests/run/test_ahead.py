@@ -1,4 +1,4 @@
-"""A system's only actor is given one call beyond its in-flight cap (`oeb.run.predict.AHEAD`): that
+"""A system's only actor is given one call beyond its in-flight cap (`oeb.run.predict.actors.AHEAD`): that
 call waits at the actor for a slot, starts the moment one frees but never sooner than one interval of
 the pace after the actor's previous start, and never starts once its system was halted. A job
 vendor that uploads first makes its upload while the call waits (`Deadline.start`)."""
@@ -16,7 +16,7 @@ from systems.fake_vendor import FakeVendor, Reply
 from systems.vendors import ANSWER
 
 from oeb.dataset import SAMPLE_DATASET, open_dataset
-from oeb.run.predict import LOCAL_NODE, SystemActor, _Starts
+from oeb.run.predict.actors import LOCAL_NODE, SystemActor, _Starts
 
 INTERVAL = 0.05
 

@@ -16,9 +16,10 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
-from oeb.run.config import init_tree, to_yaml
-from oeb.run.predict import Job, predict_jobs
-from oeb.run.progress import RunProgress
+from oeb.run.cluster.progress import RunProgress
+from oeb.run.plan.config import init_tree, to_yaml
+from oeb.run.predict.stage import predict_jobs
+from oeb.run.predict.system_run import Job
 from oeb.systems import RetryPolicy
 from oeb.systems.mock import Mock
 

@@ -10,12 +10,13 @@ import sys
 import pytest
 
 import oeb.run
-from oeb.run import engine, regrade
+from oeb.run import engine
+from oeb.run.grade import regrade
 
 CHECK = """
 import json, os, sys
 before = dict(os.environ)
-import oeb.run, oeb.run.config
+import oeb.run, oeb.run.plan.config
 print(json.dumps({"ray": "ray" in sys.modules, "engine": "oeb.run.engine" in sys.modules,
                   "env": sorted(set(os.environ.items()) ^ set(before.items()))}))
 """

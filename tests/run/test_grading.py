@@ -24,12 +24,15 @@ from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, Dataset, open_dataset
 from oeb.errors import NothingAnswered
-from oeb.run import cluster, engine, grade_stage, results
-from oeb.run.folder import RunFolder
-from oeb.run.grade_stage import Grader, grade
-from oeb.run.grade_task import scorer_digest
-from oeb.run.regrade import grade_folder
-from oeb.run.results import headline_line
+from oeb.run import engine
+from oeb.run.cluster import session as cluster
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade import results, scheduler
+from oeb.run.grade import stage as grade_stage
+from oeb.run.grade.regrade import grade_folder
+from oeb.run.grade.results import headline_line
+from oeb.run.grade.stage import Grader, grade
+from oeb.run.grade.task import scorer_digest
 from run.conftest import mock_config
 
 RESULTS = "field_matching"
@@ -175,7 +178,7 @@ def test_provenance_is_written_and_read_back(where: str, tmp_path: Path, s3_env,
     assert table.column("scorer").to_pylist() == [scorer_digest()] * 12
 
 
-class _Recording(grade_stage._InProcess):
+class _Recording(scheduler._InProcess):
     """Grades here, noting each task's documents by folder."""
 
     def __init__(self) -> None:
@@ -190,9 +193,9 @@ class _Recording(grade_stage._InProcess):
 def recording(monkeypatch: pytest.MonkeyPatch) -> _Recording:
     """A grading queue of its own whose tasks are noted; a batch is held only by its count."""
     executor = _Recording()
-    queue = grade_stage._Queue(executor)
-    monkeypatch.setattr(grade_stage, "_queue", lambda: queue)
-    monkeypatch.setattr(grade_stage, "HOLD_SECONDS", 60.0)
+    queue = scheduler._Queue(executor)
+    monkeypatch.setattr(grade_stage, "session_queue", lambda: queue)
+    monkeypatch.setattr(scheduler, "HOLD_SECONDS", 60.0)
     return executor
 
 
@@ -211,7 +214,7 @@ def test_answers_of_several_runs_on_one_dataset_share_tasks(tmp_path: Path, reco
             time.sleep(0.01)
         a.finish(), b.finish()
     sizes = [sum(n for _, n in task) for task in recording.tasks]
-    assert sizes[0] == grade_stage.BATCH_DOCUMENTS and sum(sizes) == 22  # the rest spread at the end
+    assert sizes[0] == scheduler.BATCH_DOCUMENTS and sum(sizes) == 22  # the rest spread at the end
     assert {name for name, _ in recording.tasks[0]} == {"first", "second"}
     assert _files(first) == _files(second) == _files(whole)
 
@@ -219,7 +222,7 @@ def test_answers_of_several_runs_on_one_dataset_share_tasks(tmp_path: Path, reco
 def test_a_document_streaming_in_alone_waits_only_a_moment(
     tmp_path: Path, recording: _Recording, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(grade_stage, "HOLD_SECONDS", 0.05)
+    monkeypatch.setattr(scheduler, "HOLD_SECONDS", 0.05)
     folder = _answered(tmp_path / "run")
     with _incrementally(folder, [row.doc_id for row in open_dataset(SAMPLE_DATASET).rows[:2]]) as grader:
         deadline = time.monotonic() + 10

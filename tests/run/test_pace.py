@@ -18,8 +18,8 @@ from systems.fake_vendor import FakeVendor, Reply, Request
 from systems.vendors import ANSWER
 
 from oeb.run import engine
-from oeb.run.config import check_tree, init_tree
-from oeb.run.limiter import AHEAD, SPACING, StartSchedule
+from oeb.run.plan.config import check_tree, init_tree
+from oeb.run.predict.limiter import AHEAD, SPACING, StartSchedule
 
 
 class Clock:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from oeb.run.progress import RunProgress, clock
+from oeb.run.cluster.progress import RunProgress, clock
 
 SYSTEMS = ["datalab", "reducto"]
 
@@ -181,7 +181,7 @@ def test_the_driver_loop_repeating_a_figure_costs_no_metric_call() -> None:
 
 def test_the_display_neither_imports_ray_nor_records_metrics_without_it() -> None:
     code = (
-        "import sys, io; from oeb.run.progress import RunProgress; "
+        "import sys, io; from oeb.run.cluster.progress import RunProgress; "
         "p = RunProgress(['a'], {'a': 1}, io.StringIO()); "
         "assert p.metrics is None and 'ray' not in sys.modules, sorted(m for m in sys.modules if 'ray' in m)"
     )

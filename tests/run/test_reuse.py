@@ -16,8 +16,8 @@ from fixtures.services import S3_BUCKET
 from oeb import storage
 from oeb.dataset import open_dataset
 from oeb.errors import RunFolderError
-from oeb.run.config import Config, check_tree, init_tree
-from oeb.run.reuse import ReuseIndex
+from oeb.run.plan.config import Config, check_tree, init_tree
+from oeb.run.predict.reuse import ReuseIndex
 from oeb.systems import Question, question_identity, question_schema
 
 

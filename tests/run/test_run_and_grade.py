@@ -13,8 +13,8 @@ import pytest
 import oeb
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
-from oeb.run.grade_task import scorer_digest
-from oeb.run.results import verdict_json
+from oeb.run.grade.results import verdict_json
+from oeb.run.grade.task import scorer_digest
 from run.conftest import mock_config
 
 pytestmark = pytest.mark.ray

@@ -22,7 +22,7 @@ from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import RunStopped
 from oeb.run import engine
-from oeb.run.config import init_tree, to_yaml
+from oeb.run.plan.config import init_tree, to_yaml
 
 pytestmark = pytest.mark.ray
 

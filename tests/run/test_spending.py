@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oeb.dataset import SAMPLE_DATASET, open_dataset
-from oeb.run.config import SpendLimit
-from oeb.run.spending import Estimate, Spending, estimate
+from oeb.run.plan.config import SpendLimit
+from oeb.run.plan.spending import Estimate, Spending, estimate
 from oeb.systems import Price
 from oeb.systems.mock import Mock
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from oeb.run.limiter import StartSchedule
+from oeb.run.predict.limiter import StartSchedule
 
 
 def test_a_retry_is_due_at_the_first_free_start_after_its_back_off() -> None:

@@ -1,4 +1,4 @@
-"""Warm grading workers (`oeb.run.workers`) on the shared local Ray: the same bytes as grading in
+"""Warm grading workers (`oeb.run.grade.workers`) on the shared local Ray: the same bytes as grading in
 this process and on tasks, reused by the next grading, a batch whose worker dies graded again
 elsewhere, the workers of another code retired, idle workers gone by themselves, `--stop-workers`."""
 
@@ -22,11 +22,12 @@ import pytest
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.errors import UsageError
-from oeb.run import cluster, workers
-from oeb.run.folder import RunFolder
-from oeb.run.grade_stage import grade
-from oeb.run.grade_task import Item
-from oeb.run.regrade import grade_folder
+from oeb.run.cluster import session as cluster
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade import workers
+from oeb.run.grade.regrade import grade_folder
+from oeb.run.grade.stage import grade
+from oeb.run.grade.task import Item
 from run.test_grading import RESULTS, _answered, _files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))

@@ -15,7 +15,7 @@ import pytest
 from oeb import _json
 from oeb.dataset import SAMPLE_DATASET
 from oeb.run import engine
-from oeb.run.config import init_tree, load_config, to_yaml
+from oeb.run.plan.config import init_tree, load_config, to_yaml
 
 pytestmark = pytest.mark.ray
 
@@ -66,7 +66,7 @@ def test_a_run_without_ray_writes_what_a_run_on_ray_writes(ray_cluster: None, tm
 def test_a_command_run_from_a_ray_jobs_package_grades_on_tasks_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ray deletes a job's package (working_dir) with the job: no warm worker may run its code."""
     import oeb
-    from oeb.run import cluster
+    from oeb.run.cluster import session as cluster
 
     monkeypatch.delenv("OEB_WARM_MINUTES", raising=False)
     monkeypatch.setattr(cluster, "_ray_open", lambda: False)  # this module's Ray tests may have opened one

@@ -10,7 +10,7 @@ import s3fs
 from fixtures.services import S3_BUCKET
 
 from oeb import storage
-from oeb.run.cluster import worker_env
+from oeb.run.cluster.session import worker_env
 
 
 def test_held_credentials_are_used_then_dropped_with_their_clients(s3_env: dict[str, str]) -> None:

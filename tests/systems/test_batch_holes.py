@@ -16,8 +16,9 @@ import pytest
 from oeb.batch import files
 from oeb.dataset import open_dataset
 from oeb.errors import NothingAnswered, RunStopped, StorageDown, StorageStopped
-from oeb.run import engine, spill
-from oeb.run.config import load_config
+from oeb.run import engine
+from oeb.run.plan.config import load_config
+from oeb.run.predict import spill
 from oeb.systems import AccountFailure, Deadline, Question, SystemFailed, get, predict, question_schema
 from systems import fake_providers
 from systems.conftest import FAST, KEY

@@ -11,7 +11,7 @@ import yaml
 
 from oeb import cli
 from oeb.dataset import SAMPLE_DATASET
-from oeb.run.config import init_text
+from oeb.run.plan.config import init_text
 from systems.conftest import PDF
 from systems.fake_vendor import FakeVendor, Reply
 

@@ -25,7 +25,7 @@ import pytest
 
 from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.run import engine
-from oeb.run.config import Config, load_config, read_tree
+from oeb.run.plan.config import Config, load_config, read_tree
 from systems import gold_vendors
 from systems.conftest import KEY
 from systems.fake_vendor import FakeVendor, Request

@@ -1,4 +1,4 @@
-"""The run folder's jobs/<id>.json (`oeb.run.jobs`): written atomically, removed once saved, listed
+"""The run folder's jobs/<id>.json (`oeb.run.predict.jobs`): written atomically, removed once saved, listed
 in one call, on disk and on moto's S3; a file that cannot be read comes back as its reason."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from oeb import storage
-from oeb.run import jobs
+from oeb.run.predict import jobs
 from oeb.systems import Asking, Cost, SystemFailed
 
 ASKING = Asking(

@@ -131,7 +131,7 @@ def _mock_run(dataset: str, out: str, tmp_path: Path) -> list[dict[str, Any]]:
     """`oeb run` of mock (as `oeb init mock` writes it) on `dataset`, a small run answered in this
     process; the records."""
     from oeb.cli import main
-    from oeb.run.config import init_tree, to_yaml
+    from oeb.run.plan.config import init_tree, to_yaml
 
     tree = init_tree("mock", dataset)
     tree["ray"] = {"address": None, "actors": 1, "rate_limit": {"requests_per_second": None, "max_in_flight": 0}}

@@ -23,7 +23,7 @@ from oeb.batch import files
 from oeb.dataset import open_dataset
 from oeb.errors import BudgetReached, ConfigError, RunFolderError
 from oeb.run import engine
-from oeb.run.config import init_tree, load_config
+from oeb.run.plan.config import init_tree, load_config
 from oeb.systems import Asking, MissingKey, OptionError, Question, get, predict, question_schema
 from oeb.systems.llm import PROVIDERS
 from oeb.systems.providers import google
@@ -197,7 +197,7 @@ def test_a_batch_file_that_cannot_be_read_stops_the_resume_by_name(
 ) -> None:
     config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url)), ["rows.limit=2"])
     plan = engine.plan_run(config, str(tmp_path / "runs"))
-    plan.folder.launch(engine._tree(plan.config, plan.dataset), plan.settings)
+    plan.folder.launch(engine.config_tree(plan.config, plan.dataset), plan.settings)
     (Path(plan.folder.url) / "batches").mkdir()
     (Path(plan.folder.url) / "batches" / "1.json").write_text("{not json")
     with pytest.raises(RunFolderError, match=r"batches/1.json .* is not a batch oeb wrote"):
@@ -285,7 +285,7 @@ def test_a_resume_collects_a_document_from_the_latest_batch_holding_it(
     """A kill between sending a document again and forgetting its earlier batch leaves it in two files."""
     config = load_config(str(_config(tmp_path, thirty, "anthropic", claude.fake.url)), ["rows.limit=2"])
     plan = engine.plan_run(config, str(tmp_path / "runs"))
-    plan.folder.launch(engine._tree(plan.config, plan.dataset), plan.settings)
+    plan.folder.launch(engine.config_tree(plan.config, plan.dataset), plan.settings)
     batches = config.adapter.batching()
     assert batches is not None
     first, second = plan.rows

@@ -19,7 +19,7 @@ from typing import Any
 
 from oeb.systems._http import Session, held
 from oeb.systems._reading import number, reading
-from oeb.systems.base import Deadline
+from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed
 
 SYSTEM_PROMPT = """\

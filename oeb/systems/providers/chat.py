@@ -12,7 +12,7 @@ import openai
 
 from oeb.systems._http import retry_after
 from oeb.systems._reading import number, reading
-from oeb.systems.base import Deadline
+from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
 from oeb.systems.providers import (
     BATCH_TIMEOUT,

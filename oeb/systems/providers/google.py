@@ -10,7 +10,7 @@ from typing import Any
 
 from oeb.systems._http import Session
 from oeb.systems._reading import reading
-from oeb.systems.base import Deadline
+from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed
 from oeb.systems.providers import (
     BATCH_TIMEOUT,

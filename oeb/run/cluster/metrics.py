@@ -1,7 +1,7 @@
 """A run's progress as Ray metrics, so a benchmark on a cluster shows on its Ray dashboard and in the
 Prometheus/Grafana that scrapes it (docs/live.md lists the names as Prometheus shows them).
 
-The driver records them as the run's events come (`oeb.run.progress.RunProgress`); Ray's metrics
+The driver records them as the run's events come (`oeb.run.cluster.progress.RunProgress`); Ray's metrics
 agent on the driver's node exports them, tagged by system. They exist only while Ray is in use: a run
 without Ray records none, and importing this module does not import Ray.
 """

@@ -21,13 +21,13 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, open_dataset
 from oeb.errors import OebError, RunFolderError, StorageError
-from oeb.run import pages
-from oeb.run.cluster import session, timed, worker_env
-from oeb.run.config import Rows
-from oeb.run.folder import RunFolder
-from oeb.run.grade_stage import Graded, Grader
-from oeb.run.results import SCORER
-from oeb.run.selection import select
+from oeb.run.cluster.session import session, timed, worker_env
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade import pages
+from oeb.run.grade.results import SCORER
+from oeb.run.grade.stage import Graded, Grader
+from oeb.run.plan.config import Rows
+from oeb.run.plan.selection import select
 
 log = logging.getLogger(__name__)
 SETTINGS = "settings.json"

@@ -12,7 +12,7 @@ system's pace is lowered after 429s and when it is back at its limit, and every 
 a one-line summary per system that moved and one for grading (also at the end), so a log of 6,200
 documents stays readable and shows the run alive while vendors are slow.
 
-When Ray is in use the same events are recorded as Ray metrics (`oeb.run.metrics`).
+When Ray is in use the same events are recorded as Ray metrics (`oeb.run.cluster.metrics`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from oeb.run.metrics import RunMetrics
+from oeb.run.cluster.metrics import RunMetrics
 
 REFRESH_PER_SECOND = 1.0
 """Redraws of the live table. Drawing ten systems' rows took 20 ms of CPU on a loaded 2-core

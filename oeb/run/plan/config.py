@@ -20,7 +20,7 @@ import yaml
 
 from oeb import storage
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
-from oeb.run._set import apply_sets, load_yaml
+from oeb.run.plan._set import apply_sets, load_yaml
 from oeb.systems import Adapter, get
 
 PUBLIC_DATASET = "hf://datasets/datalab-to/omni_extract_bench"

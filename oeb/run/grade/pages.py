@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from oeb import storage
 from oeb.errors import StorageError
-from oeb.run.results import SCORER
+from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:  # the report reads documents.json without importing the dataset layer (the Hub client)
     from oeb.dataset import Dataset, Row

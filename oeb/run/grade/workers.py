@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import oeb
 from oeb import storage
 from oeb.errors import GradingError, UsageError
-from oeb.run.cluster import (
+from oeb.run.cluster.session import (
     ADDRESS_VARIABLE,
     FORWARDED_PREFIXES,
     choose,
@@ -43,7 +43,7 @@ from oeb.run.cluster import (
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
-    from oeb.run.grade_task import Group
+    from oeb.run.grade.task import Group
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class GradingWorker:
             )
         import ray
 
-        from oeb.run.grade_task import dataset_of, grade_groups  # the scorer, numpy, scipy, pyarrow: once
+        from oeb.run.grade.task import dataset_of, grade_groups  # the scorer, numpy, scipy, pyarrow: once
 
         self._grade, self._dataset_of = grade_groups, dataset_of
         self._node = ray.get_runtime_context().get_node_id()
@@ -241,7 +241,7 @@ class Pool:
 
     def submit(self, dataset: Dataset, groups: list[Group], details: bool) -> _Call:
         """Send a batch to the least busy worker."""
-        from oeb.run.grade_task import put_once
+        from oeb.run.grade.task import put_once
 
         call = _Call((put_once(self._datasets, dataset), groups, details, self._env, self._secrets))
         self._send(call)

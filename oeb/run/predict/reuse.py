@@ -22,8 +22,8 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import RunFolderError, StorageError
-from oeb.run.config import Config
-from oeb.run.folder import RunFolder
+from oeb.run.folder.run_folder import RunFolder
+from oeb.run.plan.config import Config
 from oeb.systems import Adapter, Question, question_identity, question_schema
 
 SETTINGS = "settings.json"

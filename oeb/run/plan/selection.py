@@ -11,7 +11,7 @@ from typing import Any
 
 from oeb.dataset import Row
 from oeb.errors import SelectionError
-from oeb.run.config import Rows
+from oeb.run.plan.config import Rows
 
 _SHOWN = 3
 

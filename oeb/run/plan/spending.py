@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oeb.dataset import Dataset, Row
-from oeb.run.config import BUDGET_KEYS, SpendLimit
+from oeb.run.plan.config import BUDGET_KEYS, SpendLimit
 from oeb.systems import Adapter, Price
 
 UNITS = BUDGET_KEYS

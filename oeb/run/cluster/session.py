@@ -16,7 +16,7 @@ endpoint, region, profile name) travel in the job's runtime environment. Nothing
 writes every runtime environment in plain text to a log file on each node (`runtime_env_agent.log`),
 and job metadata and actor names to others. So the system's API keys and the storage credentials are
 handed over as the values of a call's arguments, which Ray keeps in memory and writes to no file: the
-run's actors take them once (`oeb.run.predict.SystemActor.take_env`), a grading task or a warm worker
+run's actors take them once (`oeb.run.predict.actors.SystemActor.take_env`), a grading task or a warm worker
 with each batch, which it holds in memory only while it grades it (`oeb.storage.holding`). Not through
 Ray's object store: an object there can be spilled to disk, and a warm worker reading the same
 reference batch after batch once waited for it forever on a two-node cluster.
@@ -67,7 +67,7 @@ class Where:
     """Where a session runs work: `kind` is "process" (no Ray), "local" (a private local Ray started
     for the command), "attached" (a Ray named by an address) or "open" (a session this process had
     already opened); `address` is the one given, `source` where it came from; `warm`: grading runs
-    on warm workers that outlive the command (`oeb.run.workers`), not on tasks of its own."""
+    on warm workers that outlive the command (`oeb.run.grade.workers`), not on tasks of its own."""
 
     kind: str
     address: str | None = None
@@ -321,7 +321,7 @@ def pinned(node: str) -> NodeAffinitySchedulingStrategy:
 
     The affinity is strict: with a soft one Ray may put an actor beside another when its node is
     briefly busy, and a run would quietly use one machine. The actors need no CPU, so any alive
-    node can take them; the run replaces an actor that dies (`oeb.run.predict.Pool.replace`).
+    node can take them; the run replaces an actor that dies (`oeb.run.predict.actors.Pool.replace`).
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

@@ -24,7 +24,7 @@ from oeb import _json, storage
 from oeb._gc import cyclic_gc_paused
 from oeb.dataset import Dataset, Row
 from oeb.errors import OebError, ScoreArgumentError, StorageError
-from oeb.run.results import jsonl, verdict_json, verdict_table
+from oeb.run.grade.results import jsonl, verdict_json, verdict_table
 
 
 @functools.cache

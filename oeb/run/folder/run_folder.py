@@ -19,8 +19,8 @@ from typing import Any
 
 from oeb import _json, storage
 from oeb.errors import RunFolderError, StorageError, StorageFormatError, StorageNotFoundError, StorageOutage
-from oeb.run.config import to_yaml
-from oeb.run.lock import FolderLock, hold
+from oeb.run.folder.lock import FolderLock, hold
+from oeb.run.plan.config import to_yaml
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class RunFolder:
 
     @contextlib.contextmanager
     def locked(self, command: str, *, force: bool = False) -> Iterator[None]:
-        """Hold the folder's lock (`oeb.run.lock`) while the block writes; first remove what writes
+        """Hold the folder's lock (`oeb.run.folder.lock`) while the block writes; first remove what writes
         of a killed process left."""
         with hold(self.url, command, force=force) as lock:
             self.lock = lock
