@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oeb.batch import files
+from oeb.batch import files, intents
 from oeb.dataset import Dataset, Row
 from oeb.errors import RunStopped, StorageError, StorageOutage
 from oeb.systems import (
@@ -317,19 +317,8 @@ class Sender:
 
     def _create(self, batch: list[Request], size: int) -> bool:
         """Send one batch, its intent written first; False when it must wait (the provider is unavailable)."""
-        worsts = [request.worst for request in batch]
-        name = files.new_name()
-        sent: files.BatchFile = {
-            "name": name,
-            "provider": self.batches.provider,
-            "handle": {},
-            "tag": name,
-            "sent": time.time(),
-            "requests": len(batch),
-            "bytes": size,
-            "worst_usd": None if None in worsts else round(math.fsum(w or 0.0 for w in worsts), 6),
-            "documents": {r.custom_id: {"doc_id": r.row.doc_id, "asking": r.asking.to_json()} for r in batch},
-        }
+        sent = intents.new(self.batches.provider, size, [(r.custom_id, r.row.doc_id, r.asking, r.worst) for r in batch])
+        name = sent["name"]
         try:
             files.write(self.folder_url, sent)
         except StorageError:
@@ -376,21 +365,9 @@ class Sender:
         return True
 
     def _look_up(self, sent: files.BatchFile, lost: SystemFailed | None) -> dict[str, Any] | None:
-        """The handle of the batch an unanswered create may have made, or None when the provider holds
-        none; a lookup that fails stops the system with the intent kept (a resume looks again)."""
+        known = frozenset(str(live.file["handle"]["batch_id"]) for live in self.every)
         deadline = Deadline(CALL_SECONDS, policy=self.policy)
-        try:
-            known = frozenset(str(live.file["handle"]["batch_id"]) for live in self.every)
-            return self.batches.find(sent["tag"], sent["requests"], sent["sent"], known, deadline)
-        except SystemFailed as failure:
-            stop_if_fatal(self.adapter, failure)
-            why = f"the answer to its create was lost ({lost.message[:200]}); " if lost is not None else ""
-            raise RunStopped(
-                f"{self.adapter.label}: batch {sent['tag']} of {sent['requests']} requests may have been accepted: "
-                f"{why}the provider's batch list could not be read ({failure.message[:300]}). It is kept in the run "
-                "folder, its worst case counted against the budget; resume once the provider answers, and it is "
-                "looked up before anything is sent again"
-            ) from None
+        return intents.look_up(self.adapter, self.batches, sent, lost, known, deadline)
 
     def _resolve(self, sent: files.BatchFile) -> None:
         """An intent an earlier process left: adopt the batch the provider holds, else send its documents again."""
