@@ -339,7 +339,9 @@ def test_storage_that_stays_down_stops_the_run_keeping_answers_and_resume_finish
     url = run.split("oeb resume ")[-1].strip()
     resumed = _oeb(["resume", url, "-y"], env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"saved {len(spilled)} answers and 0 job handles from the spill folder {kept}" in resumed.stderr
+    assert f"saved {len(spilled)} answers, 0 job handles and 0 provider batches from the spill folder {kept}" in (
+        resumed.stderr
+    )
     with proxy.lock:
         proxy.rate = 0.0
     _assert_whole(url)

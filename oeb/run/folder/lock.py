@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10.0
 STALE_SECONDS = 60.0
 RELEASE_SECONDS = 30.0
-"""How long a release keeps trying through throttling and lost answers: a lock left behind holds up
-the next command for `STALE_SECONDS`."""
+"""How long a release keeps trying through throttling and lost answers (at most `storage.retry_s`): a
+lock left behind holds up the next command for `STALE_SECONDS`."""
 """An s3:// lock not renewed for this long is taken over (clocks of the hosts must agree to a few seconds)."""
 
 
@@ -264,7 +264,7 @@ class _ObjectLock:
         self._beat.join()
         if self.lost:
             return
-        deadline = time.monotonic() + RELEASE_SECONDS
+        deadline = time.monotonic() + min(RELEASE_SECONDS, _retry.retry_seconds())  # storage down: not longer
         while True:  # a conditional DELETE repeated after a lost answer finds the lock gone: released
             try:
                 self.fs.call_s3("delete_object", Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
