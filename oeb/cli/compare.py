@@ -10,10 +10,9 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from oeb.cli.report import emit, fraction, output_flags
+from oeb.cli._slices import add_trait_flags
+from oeb.cli.report import adjudications_flag, emit, fraction, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -28,7 +27,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "runs must cover the same documents of one dataset."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local, s3:// or hf://): the baseline")
+    parser.add_argument(
+        "run_a",
+        metavar="RUN_A",
+        help="a graded run folder (local, s3:// or hf://), or a folder of runs of one setting (the newest): "
+        "the baseline",
+    )
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
     output_flags(parser, ("text", "md", "json", "html"), "text")
@@ -41,49 +45,77 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="CI gate: exit 3 when B is significantly worse than A, the upper end of the 95%% interval "
         "below -MARGIN (a share, default 0)",
     )
+    parser.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="TRAIT",
+        help="the paired comparison per slice of a document trait (pages, text_layer, language, ...; repeat to "
+        "cross them), docs/slices.md",
+    )
+    add_trait_flags(parser, mix=False)
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
-def _table(title: str, header: tuple[str, ...], rows: list[list[str]], left: int) -> Table:
-    table = Table(title=title, title_justify="left")
-    for i, column in enumerate(header):
-        table.add_column(column, justify="left" if i < left or i == len(header) - 1 else "right")
-    for cells in rows:
-        table.add_row(*map(Text, cells))  # Text: ids may hold [brackets], which rich reads as markup
-    return table
+FILE_WIDTH = 160
+"""The width of the comparison written to a file or a pipe (a terminal gets its own)."""
 
 
 def _text(result: dict[str, Any], to_file: bool) -> str | None:
-    """The comparison as tables: printed (None), or as plain text for a file."""
-    from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
+    """The comparison as tables, as wide as the terminal (every figure whole, ids folded): printed
+    (None), or as plain text for a file."""
+    from oeb.report.tables import (
+        PAIRED_COLUMNS,
+        TOP_COLUMNS,
+        compare_heading,
+        fitted_table,
+        paired_note,
+        paired_rows,
+        top_rows,
+    )
 
-    console = Console(file=io.StringIO(), record=True, width=160) if to_file else Console(width=160)
-    console.print(compare_heading(result), markup=False)
-    console.print(_table("paired: B - A", PAIRED_COLUMNS, paired_rows(result["paired"]), 1))
-    console.print(paired_note(result), markup=False)
+    terminal = not to_file and sys.stdout.isatty()
+    console = Console(file=io.StringIO() if to_file else None, record=to_file, width=None if terminal else FILE_WIDTH)
+    width = console.width
+    console.print(compare_heading(result), markup=False, highlight=False)
+    console.print(fitted_table("paired: B - A", list(PAIRED_COLUMNS), paired_rows(result["paired"]), width))
+    console.print(paired_note(result), markup=False, highlight=False)
     for suite, block in result["per_suite"].items():
         title = f"{suite}: {block['differ']} of {block['documents']} documents differ"
-        console.print(_table(title, TOP_COLUMNS, top_rows(block), 1))
+        console.print(fitted_table(title, list(TOP_COLUMNS), top_rows(block), width, text_last=True))
     return console.export_text() if to_file else None
 
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the comparison, then apply the `--fail-if-worse` gate."""
+    from oeb.cli._runs import log_to_stderr
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import compare, load_runs
+    from oeb.report import compare
+    from oeb.report.folders import load_one
     from oeb.report.html import render_compare_html
     from oeb.report.paired import worse_beyond
-    from oeb.report.tables import compare_markdown
+    from oeb.report.runs import labelled
+    from oeb.report.tables import compare_markdown, p_text, signed_points
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
-    a, b = load_runs([args.run_a, args.run_b], distinct=False)
+    log_to_stderr()
+    from oeb.report.adjudicated import under_gold
+
+    loaded = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
+    a, b = under_gold(loaded, args.adjudications).runs
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "
             f"vs {b.scorer or 'unrecorded'}); the difference is the scorers' as much as the systems'",
             file=sys.stderr,
         )
+    if args.by:
+        if args.fail_if_worse is not None:
+            raise UsageError("--by goes without --fail-if-worse (the gate is on all documents)")
+        emit("compare", _by_traits(a, b, args), args.out)
+        return 0
     result = compare(a, b, args.top)
     if args.format == "text":
         text = _text(result, args.out is not None)
@@ -98,7 +130,23 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_if_worse is not None and worse_beyond(paired, args.fail_if_worse):
         low, high = paired["ci95"]
         raise QualityGateFailed(
-            f"{b.name} is worse than {a.name}: accuracy {100 * paired['mean_diff']:+.2f} points, 95% interval "
-            f"{100 * low:+.2f} to {100 * high:+.2f}, entirely below -{100 * args.fail_if_worse:.2f}"
+            f"{b.name} is worse than {a.name}: accuracy {signed_points(paired['mean_diff'])} points, 95% interval "
+            f"{signed_points(low)} to {signed_points(high)}, entirely below {signed_points(-args.fail_if_worse)}, "
+            f"p = {p_text(paired['p_value'])}"
         )
     return 0
+
+
+def _by_traits(a: Any, b: Any, args: argparse.Namespace) -> str | None:
+    """`--by TRAIT`: the paired statistics of B - A per slice."""
+    from oeb.cli._slices import rendered, traits_of
+    from oeb.report.slice_tables import compare_blocks
+    from oeb.report.slices import compare_slices
+
+    traits = traits_of([a, b], args, "compare")
+    result = compare_slices(a, b, traits, args.by, args.min_docs)
+    title = f"{b.name} - {a.name} by {' × '.join(args.by)}"
+    from oeb.cli.report import _text as tables
+
+    blocks = compare_blocks(result, a.label, b.label)
+    return rendered(blocks, args.format, title, result, args.out is not None, tables)

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from oeb import storage
 from oeb.cli._runs import OUT_WIDTH
+from oeb.cli._slices import add_trait_flags
 
 
 def fraction(text: str) -> float:
@@ -32,6 +33,17 @@ def output_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...], defa
     parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
 
 
+def add_runs(parser: argparse.ArgumentParser, nargs: str, what: str) -> None:
+    """The RUN arguments (a graded folder, or a folder of them) and `--all-runs`, alike for report,
+    audit and view."""
+    parser.add_argument("runs", nargs=nargs, metavar="RUN", help=f"{what}, or a folder of them (local, s3:// or hf://)")
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
+    )
+
+
 def emit(verb: str, text: str | None, out: str | None) -> None:
     """Write the output to `out` (saying so on stderr) or to stdout; None: it was printed already."""
     if out:
@@ -39,6 +51,16 @@ def emit(verb: str, text: str | None, out: str | None) -> None:
         print(f"oeb {verb}: wrote {out}", file=sys.stderr)
     elif text is not None:
         sys.stdout.write(text)
+
+
+def adjudications_flag(parser: argparse.ArgumentParser) -> None:
+    """`--adjudications URL`, alike for report, compare and view (docs/adjudication.md)."""
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="grade under this adjudication file (any fsspec URL; default: the dataset's own "
+        "adjudications.yaml when it has one; none: the raw gold)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -53,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "is a run labelled by its folder name."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local, s3:// or hf://)")
+    add_runs(parser, "+", "a graded run folder")
     output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",
@@ -64,10 +86,19 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--by",
-        choices=("system", "field"),
-        default="system",
+        action="append",
+        metavar="BY",
         help="system: the leaderboard (default); field: per run, one row per schema field (array indices "
-        "folded), the count of each verdict, accuracy and documents, worst first (text, md or json)",
+        "folded), the count of each verdict, accuracy and documents, worst first (text, md or json); a document "
+        "trait (pages, text_layer, language, gold_values, array_items, schema_depth, suite or a manifest column): "
+        "per slice and system the score with its 95%% CI and the paired differences, flips first; repeat to "
+        "cross traits, or --by field --by TRAIT for the fields per slice (docs/slices.md)",
+    )
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="text: every column, however wide the terminal (by default the columns that do not fit are "
+        "left out and named; the system, headline and CI always stay)",
     )
     parser.add_argument(
         "--mixed-scorers",
@@ -85,16 +116,21 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="X",
         help="CI gate: after the report, exit 3 when a run's headline is below X (a share, e.g. 0.85)",
     )
+    add_trait_flags(parser)
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
-def _text(tables: list[Any], to_file: bool) -> str | None:
-    """The tables printed to the terminal (None), or as plain text for a file."""
-    # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
+def _console(to_file: bool) -> Console:
+    """A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH."""
     if not to_file:
-        console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
-    else:
-        console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+        return Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+    return Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+
+
+def _text(tables: list[Any], to_file: bool, console: Console | None = None) -> str | None:
+    """The tables printed to the terminal (None), or as plain text for a file."""
+    console = console or _console(to_file)
     for table in tables:
         console.print(table)
     return console.export_text() if to_file else None
@@ -102,11 +138,8 @@ def _text(tables: list[Any], to_file: bool) -> str | None:
 
 def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) -> str | None:
     """`--by field`: per run in the leaderboard's order, its rows of `oeb.report.fields`."""
-    from rich.table import Table
-    from rich.text import Text
-
     from oeb.report.fields import field_rows, row_json, run_verdicts, suites_of
-    from oeb.report.tables import markdown_table
+    from oeb.report.tables import fitted_table, markdown_table
     from oeb.scoring import RESULTS
 
     by_url = {run.url: run for run in runs}
@@ -129,39 +162,67 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
             f"## {run.label}\n\n" + markdown_table(header, [cells(r) for r in fields[run.url]]) for run in ordered
         ]
         return "\n\n".join(blocks) + "\n"
-    tables = []
-    for run in ordered:
-        table = Table(title=f"{run.label} · verdicts per field, worst first", title_justify="left")
-        for number, column in enumerate(header):
-            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
-        for row in fields[run.url]:
-            table.add_row(*map(Text, cells(row)))  # Text: field names may hold [brackets]
-        tables.append(table)
-    return _text(tables, to_file)
+    console = _console(to_file)
+    tables = [
+        fitted_table(f"{run.label} · verdicts per field, worst first", header, [cells(r) for r in fields[run.url]], w)
+        for run in ordered
+        for w in [console.width]
+    ]
+    return _text(tables, to_file, console)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
+    from oeb.cli._runs import log_to_stderr
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import leaderboard, load_runs, markdown, render_html
+    from oeb.report import leaderboard, markdown, render_html
+    from oeb.report.folders import load_folders
 
     if args.details_limit < 0:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
     if args.audit and args.format != "html":
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
-    if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
+    by = args.by or ["system"]
+    asked = [trait for trait in by if trait not in ("system", "field")]
+    if "system" in by and len(by) > 1:
+        raise UsageError("--by system is the leaderboard alone; give --by field and/or --by TRAIT to slice it")
+    sliced = bool(asked or args.mix or args.mix_from)
+    if "field" in by and (args.format == "html" or args.audit or args.fail_under is not None):
         raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
-    runs = load_runs(args.runs)
-    board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
-    if args.by == "field":
+    if sliced and (args.audit or args.fail_under is not None):
+        raise UsageError("--by TRAIT, --mix and --mix-from go without --audit and --fail-under")
+    if (args.mix or args.mix_from) and "field" in by:
+        raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
+    log_to_stderr()
+    from oeb.report.adjudicated import annotate, lines, under_gold
+
+    gold = under_gold(load_folders(args.runs, all_runs=args.all_runs), args.adjudications)
+    runs = gold.runs
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
+    if sliced:
+        emit("report", _sliced(runs, board, by, asked, args), args.out)
+        return 0
+    if "field" in by:
         emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)
         return 0
     if args.format == "text":
         from oeb.report import rich_tables
 
-        text = _text(rich_tables(board), args.out is not None)
+        console = _console(args.out is not None)
+        tables = rich_tables(board, None if args.wide else console.width)
+        if args.wide:  # as wide as the table: the terminal wraps what it cannot show
+            console.width = max(console.width, console.measure(tables[0]).maximum)
+        text = _text(tables, args.out is not None, console)
+        if lines(board):
+            if text is None:
+                print("\n".join(lines(board)))
+            else:
+                text += "\n".join(lines(board)) + "\n"
     elif args.format == "md":
-        text = markdown(board)
+        said = lines(board)
+        text = markdown(board) + "".join(
+            f"- {line.strip()}\n" if line.startswith("  ") else f"\n{line}\n" for line in said
+        )
     elif args.format == "json":
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:
@@ -178,3 +239,71 @@ def run(args: argparse.Namespace) -> int:
             shown = ", ".join(f"{row['system']} {100 * row['headline']:.2f}%" for row in below)
             raise QualityGateFailed(f"headline below {100 * args.fail_under:.2f}%: {shown}")
     return 0
+
+
+def _sliced(
+    runs: list[Any], board: dict[str, Any], by: list[str], asked: list[str], args: argparse.Namespace
+) -> str | None:
+    """`--by TRAIT` (slices, flips first), `--by field --by TRAIT` (the fields per slice) and `--mix` /
+    `--mix-from` (the scores at a mix), in the asked format."""
+    from oeb.cli._slices import partial_line, read_mix, rendered, traits_of
+    from oeb.errors import UsageError
+    from oeb.report.mix import mix_report
+    from oeb.report.slice_tables import mix_blocks, slice_blocks
+    from oeb.report.slices import slice_report
+
+    traits = traits_of(runs, args, "report")
+    for trait in asked:
+        traits.check(trait)
+    to_file = args.out is not None
+    if "field" in by:
+        return _fields_by_slice(runs, board, traits, asked, args.format, to_file)
+    mix = read_mix(args, traits, asked)
+    answer: dict[str, Any] = {}
+    blocks = []
+    if asked:
+        answer = slice_report(runs, traits, asked, args.min_docs)
+        blocks += slice_blocks(answer)
+    if mix is not None:
+        at_mix = mix_report(runs, traits, mix)
+        partial_line(at_mix, "report")
+        blocks = mix_blocks(at_mix) + blocks
+        answer = {**at_mix, "slices": answer} if answer else at_mix
+    if not blocks:
+        raise UsageError("nothing to slice by: give --by TRAIT, --mix or --mix-from")
+    title = f"{board['dataset']} · {board['documents']} documents" + (f" · by {' × '.join(asked)}" if asked else "")
+    return rendered(blocks, args.format, title, answer, to_file, _text)
+
+
+def _fields_by_slice(
+    runs: list[Any], board: dict[str, Any], traits: Any, asked: list[str], form: str, to_file: bool
+) -> str | None:
+    """`--by field --by TRAIT`: per run and slice, the rows of `oeb.report.fields` over its documents."""
+    from oeb.cli._slices import rendered
+    from oeb.report.fields import field_rows, row_json, run_verdicts
+    from oeb.report.slice_tables import Block
+    from oeb.report.slices import groups, slice_name
+    from oeb.scoring import RESULTS
+
+    by_url = {run.url: run for run in runs}
+    ordered = [by_url[row["url"]] for row in board["rows"]]
+    sliced = groups(traits, asked, ordered[0].doc_ids)
+    slice_of = {doc_id: slice_name(key) for key, ids in sliced for doc_id in ids}
+    answer, blocks = [], []
+    header = ["field", *(kind.replace("invented_", "inv. ") for kind in RESULTS), "total", "accuracy", "documents"]
+    for run in ordered:
+        verdicts = run_verdicts(run)
+        per_slice = []
+        for key, ids in sliced:
+            rows = field_rows(verdicts, suite=slice_name(key), suites=slice_of)
+            per_slice.append(
+                {"slice": key, "name": slice_name(key), "documents": len(ids), "fields": [row_json(r) for r in rows]}
+            )
+            cells = [
+                [r.path, *(str(r.counts[kind]) for kind in RESULTS), str(r.total),
+                 "–" if r.accuracy is None else f"{100 * r.accuracy:.2f}", str(r.documents)]
+                for r in rows
+            ]  # fmt: skip
+            blocks.append(Block(f"{run.label} · {slice_name(key)} ({len(ids)} documents)", header, cells))
+        answer.append({"label": run.label, "folder": run.url, "slices": per_slice})
+    return rendered(blocks, form, f"fields by {' × '.join(asked)}", {"by": asked, "runs": answer}, to_file, _text)

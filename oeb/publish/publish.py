@@ -12,6 +12,7 @@ what DEST holds are written, on the Hub in one commit, and nothing at all when n
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +20,10 @@ from typing import Any
 
 from oeb import storage
 from oeb.errors import PublishError, ReportMismatch, StorageError, StorageNotFoundError
+from oeb.gold.entries import Adjudications, parse
 from oeb.publish.card import card, folder_name, results, setting, setting_key
 from oeb.publish.destination import CARD, RESULTS, Destination, open_destination
+from oeb.publish.gold import without_gold
 from oeb.publish.scan import Scanner
 from oeb.report import Run, leaderboard, load_run
 from oeb.report.runs import labelled
@@ -43,8 +46,8 @@ class Published:
     rows: list[dict[str, Any]]
 
 
-def _files_of(run: Run, records: bool) -> dict[str, bytes]:
-    """The run folder's files to publish, by their path under DEST."""
+def _files_of(run: Run, records: bool, gold: bool = True) -> dict[str, bytes]:
+    """The run folder's files to publish, by their path under DEST (without `gold`: no gold value)."""
     kept = (*PUBLISHED, RECORDS) if records else PUBLISHED
     paths = [
         path
@@ -58,8 +61,36 @@ def _files_of(run: Run, records: bool) -> dict[str, bytes]:
     for path, data in sorted(storage.read_many(run.url, paths).items()):
         if isinstance(data, StorageError):
             raise data
-        files[f"{name}/{path}"] = data
-    return files
+        files[path] = data
+    if not gold:
+        files = without_gold(files)
+    return {f"{name}/{path}": data for path, data in files.items()}
+
+
+ADJUDICATIONS = "adjudications.yaml"
+"""The adjudication file the runs were graded under, published beside them (docs/adjudication.md)."""
+
+
+def _adjudications(runs: Sequence[Run]) -> tuple[bytes, Adjudications] | None:
+    """The file the runs were graded under (their provenance names it), read again and checked to be
+    the same bytes; runs graded under different files cannot share a card."""
+    recorded = [run.provenance.get("adjudications") for run in runs]
+    named = {(r["url"], r["sha256"]) for r in recorded if isinstance(r, dict)}
+    if not named:
+        return None
+    if len(named) > 1 or len([r for r in recorded if r]) != len(runs):
+        raise PublishError(
+            "the runs were graded under different adjudication files (or some under none); grade them under "
+            "one: oeb grade RUN --adjudications URL"
+        )
+    ((url, sha256),) = named
+    data = storage.read_bytes(url)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise PublishError(
+            f"{url} changed since the runs were graded under it (sha256 {sha256[:12]}); grade them again under "
+            "it, then publish"
+        )
+    return data, parse(data.decode("utf-8-sig"), url)
 
 
 def _earlier(destination: Destination) -> list[dict[str, Any]]:
@@ -84,8 +115,11 @@ def _earlier(destination: Destination) -> list[dict[str, Any]]:
     return rows
 
 
-def publish(urls: Sequence[str], dest: str, *, records: bool = True, message: str | None = None) -> Published:
-    """Publish the graded runs at `urls` to `dest` (see the module's docstring)."""
+def publish(
+    urls: Sequence[str], dest: str, *, records: bool = True, gold: bool = True, message: str | None = None
+) -> Published:
+    """Publish the graded runs at `urls` to `dest` (see the module's docstring); without `gold`, no
+    published file holds a gold value (`oeb.publish.gold`) and the card says so."""
     runs = [load_run(url) for url in urls]
     for run in runs:
         dataset = run.named("dataset")
@@ -116,13 +150,22 @@ def publish(urls: Sequence[str], dest: str, *, records: bool = True, message: st
             "publish them to another folder, DEST/PATH"
         ) from error
     board = leaderboard(every, mixed_scorers=True)
+    used = _adjudications(runs)
+    if used is not None:
+        from oeb.report.adjudicated import Gold, annotate
+
+        board = annotate(board, Gold(every, used[1]))
+        board["gold"]["adjudications"] = ADJUDICATIONS  # published beside the runs
     table = results(board, every)
     files: dict[str, bytes] = {}
+    if used is not None:
+        files[ADJUDICATIONS] = used[0]
     for run in runs:
-        files |= _files_of(run, records)
+        files |= _files_of(run, records, gold)
     files[RESULTS] = (json.dumps(table, indent=2, ensure_ascii=False) + "\n").encode()
-    files[CARD] = card(board, table, destination.address).encode()
-    Scanner.for_folders([run.url for run in runs if storage.is_local(run.url)]).check(files)
+    files[CARD] = card(board, table, destination.address, gold=gold).encode()
+    local = [run.url for run in runs if storage.is_local(run.url)]
+    Scanner.for_folders(local + ([dest] if storage.is_local(dest) else [])).check(files)
     same = destination.unchanged(files)
     new = {path: data for path, data in files.items() if path not in same}
     made = None

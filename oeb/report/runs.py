@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oeb import _json, storage
+from oeb._manifest import is_file_name
 from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run.grade import pages
@@ -142,6 +143,8 @@ def _line_problem(line: Any) -> str | None:
     """Why a scores.jsonl line is not one `oeb grade` writes (a hand-edited or foreign file), or None."""
     if not isinstance(line, dict) or not isinstance(line.get("id"), str):
         return "is not an object with an id"
+    if not is_file_name(line["id"]):  # ids name files (records/<id>.json, an export's pages): never a path
+        return f"names the document {line['id']!r}, which is not a file name (one path component)"
     if line.get("status") not in ("scored", "failed") or not isinstance(line.get("row"), dict | None):
         return f"of {line['id']} has no status scored or failed, or a row that is not an object"
     if line["status"] == "scored" and not all(_number(line.get(key)) for key in ("accuracy", "total", *RESULTS)):
@@ -183,7 +186,7 @@ def load_run(url: str) -> Run:
     return Run(url, settings, lines, costs, pages.read(url), provenance=_provenance(url), wall_s=walls)
 
 
-def _setting(run: Run) -> str:
+def setting(run: Run) -> str:
     """The system setting as JSON text: the system and its options (two runs of one setting collide);
     a brought folder is its own setting."""
     if run.brought:
@@ -231,11 +234,11 @@ def check_comparable(runs: list[Run], distinct: bool = True) -> None:
             )
     seen: dict[str, str] = {}
     for run in runs if distinct else ():
-        if _setting(run) in seen:
+        if setting(run) in seen:
             raise ReportError(
-                f"runs {seen[_setting(run)]} and {run.name} are the same system setting; give one run per setting"
+                f"runs {seen[setting(run)]} and {run.name} are the same system setting; give one run per setting"
             )
-        seen[_setting(run)] = run.name
+        seen[setting(run)] = run.name
 
 
 def check_scorers(runs: list[Run]) -> None:

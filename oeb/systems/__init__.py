@@ -19,8 +19,6 @@ from oeb.systems.asking import (
     Submitted,
     predict,
     predict_attempt,
-    question_identity,
-    reread,
     settle,
     stop_if_fatal,
 )
@@ -42,6 +40,7 @@ from oeb.systems.errors import (
     UnknownSystem,
     Unreadable,
 )
+from oeb.systems.records import question_identity, reread
 from oeb.systems.registry import ENTRY_POINT_GROUP, adapter_class, get, names
 from oeb.systems.schema import question_schema
 

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime
 import errno
 import functools
-import hashlib
-import importlib.metadata
-import json
 import time
-import traceback
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, cast
 
 from oeb.errors import OebError
@@ -37,14 +31,7 @@ from oeb.systems.errors import (
     SystemUnreachable,
     Unreadable,
 )
-
-CAP = 4000
-
-
-def _cap(text: str) -> str:
-    if len(text) <= CAP:
-        return text
-    return f"{text[:CAP]}... [{len(text) - CAP} more characters]"
+from oeb.systems.records import make_record, redact
 
 
 def _refused(error: BaseException) -> bool:
@@ -59,39 +46,6 @@ def _refused(error: BaseException) -> bool:
     return False
 
 
-@functools.cache
-def _package(module: str) -> str | None:
-    """`"<distribution> <version>"` of the installed package a module comes from."""
-    top = module.split(".")[0]
-
-    def candidates() -> Iterator[str]:
-        yield top  # most distributions are named after their module; the scan below is slow
-        yield from importlib.metadata.packages_distributions().get(top, [])
-
-    for name in candidates():
-        try:
-            dist = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        return f"{dist.metadata['Name']} {dist.version}"
-    return None
-
-
-MIN_SECRET = 8
-"""Shorter values (a dummy `x`) would match ordinary text and corrupt records; real keys are longer."""
-
-
-def _redact(value: Any, secrets: list[str]) -> Any:
-    """`value` with every secret replaced, wherever it hides (messages, bodies, tracebacks)."""
-    secrets = [s for s in secrets if len(s) >= MIN_SECRET]
-    if not secrets:
-        return value
-    text = json.dumps(value, ensure_ascii=False)
-    for secret in secrets:
-        text = text.replace(json.dumps(secret, ensure_ascii=False)[1:-1], "[redacted]")
-    return json.loads(text)
-
-
 def _refusal(adapter: Adapter) -> ConnectionRefused:
     return ConnectionRefused(
         f"{adapter.label} could not connect: the connection was refused. If it calls a server you "
@@ -104,22 +58,12 @@ def stop_if_fatal(adapter: Adapter, error: SystemFailed) -> None:
     if _refused(error):
         raise _refusal(adapter) from error
     if error.account_failure:
-        message = _redact(error.message, adapter.secrets())
+        message = redact(error.message, adapter.secrets())
         keys = " or ".join(adapter.key_names()) or "its key"
         raise AccountFailure(
             f"{adapter.label}: the vendor refused the account ({' '.join(message[:500].split())}). Fix the "
             f"account: check {keys} (the key, its permissions, its credits) and resume"
         ) from None
-
-
-def _error(failure: SystemFailed) -> dict[str, Any]:
-    return {
-        "type": type(failure).__name__,
-        "status": failure.status,
-        "transient": failure.transient,
-        "message": _cap(failure.message),
-        "traceback": _cap("".join(traceback.format_exception(failure))),
-    }
 
 
 _FAILURES = {
@@ -335,19 +279,15 @@ def _started_later(asking: Asking, seconds: float) -> Asking:
     return dataclasses.replace(asking, started=asking.started + seconds)
 
 
-def _cost(cost: Cost, wall_s: float, attempts: int) -> dict[str, Any]:
-    return {**dataclasses.asdict(cost), "wall_s": round(wall_s, 1), "attempts": attempts}
-
-
 def _redacted(asking: Asking, secrets: list[str]) -> Asking:
     """`asking` with no key in its failure's message, body or schema, nor in its handle, to be handed
     out of this layer."""
-    handle = None if asking.handle is None else _redact(asking.handle, secrets)
+    handle = None if asking.handle is None else redact(asking.handle, secrets)
     if asking.failure is None:
         return dataclasses.replace(asking, handle=handle)
     clean = copy.copy(asking.failure)
-    clean.args = (_redact(clean.message, secrets),)
-    clean.body, clean.sent = _redact(clean.body, secrets), _redact(clean.sent, secrets)
+    clean.args = (redact(clean.message, secrets),)
+    clean.body, clean.sent = redact(clean.body, secrets), redact(clean.sent, secrets)
     return dataclasses.replace(asking, failure=clean, handle=handle)
 
 
@@ -458,7 +398,16 @@ def _settled(
     every key redacted; `ReadCrashed` with the unread record when the reader crashes."""
     secrets = adapter.secrets()
     output = None
-    made = functools.partial(_record, adapter, question, asking, cost=asking.cost, wall_s=wall_s, timeout=timeout)
+    made = functools.partial(
+        make_record,
+        adapter,
+        question,
+        cost=asking.cost,
+        wall_s=wall_s,
+        timeout=timeout,
+        attempts=asking.attempts,
+        resubmitted=asking.resubmitted,
+    )
     if answer is not None and failure is None:
         try:
             output = adapter.read(answer.raw)
@@ -469,89 +418,13 @@ def _settled(
             record = made(answer, None, None)
             record["unread"] = True
             bug.add_note(f"(in {type(adapter).__name__}.read; the answer is saved and read again on resume)")
-            message = _redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
+            message = redact(f"{type(bug).__name__}: {bug}", secrets)  # a reader may quote the raw answer
             raise ReadCrashed(
                 f"{adapter.label} could not read its answer for {question.document.name} "
                 f"({message}); the answer is kept and will be read again on resume",
-                _redact(record, secrets),
+                redact(record, secrets),
             ) from bug
         if not is_plain(output):
             raise TypeError(f"{type(adapter).__name__}.read returned something that is not plain JSON")
     record = made(answer, failure, output)
-    return cast(dict[str, Any], _redact(record, secrets))
-
-
-def _sha256_file(path: Path) -> str | None:
-    """The document's digest, streamed; None when it cannot be read (then nothing can match it)."""
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as file:
-            for chunk in iter(lambda: file.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def question_identity(adapter: Adapter, question: Question) -> dict[str, Any]:
-    """What makes two askings the same question, for reusing an answer: the PDF's bytes, the schema
-    (after the conventions, as canonical JSON; the dialect follows from it and the adapter) and the
-    adapter's package and version."""
-    schema = json.dumps(question.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return {
-        "pdf_sha256": _sha256_file(question.document),
-        "schema_sha256": hashlib.sha256(schema.encode()).hexdigest(),
-        "adapter": _package(type(adapter).__module__),
-    }
-
-
-def _record(
-    adapter: Adapter,
-    question: Question,
-    asking: Asking,
-    answer: Call | None,
-    failure: SystemFailed | None,
-    output: dict[str, Any] | None,
-    *,
-    cost: Cost,
-    wall_s: float,
-    timeout: float,
-) -> dict[str, Any]:
-    """The record: what came back (the answer, else the failure's body) and how it went."""
-    origin: Call | SystemFailed | None = answer or failure
-    assert origin is not None
-    raw = answer.raw if answer is not None else failure.body if failure is not None else None
-    record = {
-        "system": adapter.name,
-        "options": adapter.options(),
-        "package": _package(type(adapter).__module__),
-        "question": question_identity(adapter, question),
-        "output": output if failure is None else None,
-        "raw": raw,
-        "sent": origin.sent,
-        "error": _error(failure) if failure is not None else None,
-        "cost": _cost(cost, wall_s, asking.attempts),
-        "job_id": origin.job_id,
-        "timeout_s": timeout,
-        "captured_at": datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    if asking.resubmitted is not None:
-        record["resubmitted"] = asking.resubmitted
-    return record
-
-
-def reread(adapter: Adapter, record: dict[str, Any]) -> dict[str, Any]:
-    """The record re-read from its stored `raw` with no new call (after a reader was fixed).
-
-    Only answered records change: an unread one, a success, or an `Unreadable` failure.
-    """
-    error = record.get("error")
-    if error is not None and error.get("type") != "Unreadable":
-        return record
-    updated = {k: v for k, v in record.items() if k != "unread"}
-    try:
-        updated["output"], updated["error"] = adapter.read(record["raw"]), None
-    except SystemFailed as unreadable:
-        failure = Unreadable(unreadable.message)
-        updated["output"], updated["error"] = None, _error(failure)
-    return updated
+    return cast(dict[str, Any], redact(record, secrets))

@@ -105,8 +105,8 @@ def test_two_runs_are_published_in_one_commit_and_read_back(runs, fake_hub, caps
     seed0 = next(row for row in local["rows"] if row["run"] == _name(runs["seed0"]))
     assert _json(capsys, "report", pinned, "--format", "json")["rows"][0]["headline"] == seed0["headline"]
 
-    assert main(["report", dest]) == 1  # the destination itself: its folders are named
-    assert "holds 2 published run folders" in capsys.readouterr().err
+    whole = _json(capsys, "report", dest, "--format", "json")  # the destination itself: read as its runs
+    assert sorted(row["headline"] for row in whole["rows"]) == sorted(row["headline"] for row in local["rows"])
 
     assert main(["publish", runs["seed0"], runs["seed1"], dest]) == 0
     assert "nothing new" in capsys.readouterr().out
@@ -162,6 +162,8 @@ def _in_record(text: str) -> Callable[[Path], None]:
         ("hf_" + "Q" * 34, "the value of HF_TOKEN"),
         ("Authorization: Bearer " + "x" * 40, "shaped like a bearer token"),
         ("sk-" + "a1" * 16, "shaped like an API key"),
+        ("AIza" + "Sy0-" * 8 + "abc", "shaped like a Google API key"),
+        ("gemini-users-own-key", "the value of GEMINI_API_KEY"),
         (str(Path.home() / "keys" / "gold.json"), f"the local path {Path.home()}"),
     ],
 )
@@ -169,6 +171,7 @@ def test_a_secret_or_local_path_is_refused_before_any_upload(
     runs, fake_hub, tmp_path, monkeypatch, capsys, text: str, found: str
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_" + "Q" * 34)
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-users-own-key")
     repo_id = _repo(fake_hub)
     folder = _planted(runs, tmp_path, _in_record(text))
     requests, commits = len(fake_hub.requests), len(fake_hub.commits)
@@ -312,3 +315,92 @@ def test_the_scan_reads_parquet_values_and_tells_folders_apart(monkeypatch, tmp_
         f"the local path {tmp_path / 'run'} (the run's local folder)"
     )
     assert scanner.problem("run/x.json", json.dumps(str(tmp_path / "running")).encode()) is None  # another folder
+
+
+@pytest.mark.slow
+def test_no_gold_publishes_no_gold_value_and_the_same_numbers(runs, tmp_path, monkeypatch, capsys) -> None:
+    """--no-gold: verdicts.parquet's gold columns empty, no details/, the card saying so; the scores
+    are whole. A local destination is named relatively in the card (no path of this machine)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(tmp_path)  # the working folder is a local path the scan refuses: the card must not name it
+    assert main(["publish", runs["seed0"], "dest", "--no-gold", "--no-records"]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "dest" / _name(runs["seed0"])
+    verdicts = pq.read_table(folder / "field_matching" / "verdicts.parquet")
+    assert verdicts.num_rows > 100
+    assert verdicts["gold_raw"].null_count == verdicts["gold_canon"].null_count == verdicts.num_rows
+    assert not (folder / "field_matching" / "details").exists()
+    gold = Path(SAMPLE_DATASET) / "gold"
+    values = {v for path in gold.iterdir() for v in _strings(json.loads(path.read_text())) if " " in v or "-" in v}
+    graded = " ".join(path.read_text(errors="replace") for path in (folder / "field_matching").rglob("*.json*"))
+    assert values and not [value for value in values if value in graded]
+    card = (tmp_path / "dest" / "README.md").read_text()
+    assert "gold: none published (`oeb publish --no-gold`)" in card and str(tmp_path) not in card
+    assert f"oeb report ./{folder.name} " in card
+    published = _json(capsys, "report", str(folder), "--format", "json")["rows"][0]["headline"]
+    assert published == _json(capsys, "report", runs["seed0"], "--format", "json")["rows"][0]["headline"]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_the_registry_names_every_key_variable_without_importing_an_adapter() -> None:
+    """The scan's list of key variables is the classes' own, read without importing any adapter."""
+    import subprocess
+    import sys
+
+    from oeb.systems import adapter_class
+    from oeb.systems.registry import KEY_VARIABLES, LLM, SHIPPED
+
+    assert set(KEY_VARIABLES) == {*SHIPPED, LLM}
+    for name, variables in KEY_VARIABLES.items():
+        assert adapter_class(name).key_variables() == variables, name
+    assert "GEMINI_API_KEY" in KEY_VARIABLES[LLM]
+    probe = (
+        "import sys; from oeb.publish.scan import secret_variables; names = secret_variables(); "
+        "from oeb.systems.registry import SHIPPED; "
+        "print([m for m in sys.modules if m in {t.split(':')[0] for t in SHIPPED.values()} or m == 'oeb.systems.llm'])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(runs, s3_env, tmp_path, capsys) -> None:
+    """The file goes beside the runs and into the card; reproduce grades under it, refuses another
+    file in its place in one line, and takes another named by --adjudications."""
+    from oeb.gold import entries
+
+    graded = _planted(runs, tmp_path, lambda folder: None)
+    adjudications = tmp_path / "adjudications.yaml"
+    adjudications.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Fods],"
+        " status: accepted, by: ann, reason: the page shows both}\n"
+    )
+    assert main(["grade", graded, "--adjudications", str(adjudications)]) == 0
+    dest = f"s3://{S3_BUCKET}/{uuid.uuid4().hex}/bench"
+    assert main(["publish", graded, dest, "--no-records"]) == 0
+    capsys.readouterr()
+    assert storage.read_bytes(f"{dest}/adjudications.yaml") == adjudications.read_bytes()
+    card = storage.read_text(f"{dest}/README.md")
+    sha = entries.load(str(adjudications)).short
+    assert f"+ 1 adjudication (sha256 {sha})" in card and "gold error: unmeasured" in card
+    table = storage.read_json(f"{dest}/results.json")
+    assert table["gold"]["adjudications"] == "adjudications.yaml" and table["gold"]["accepted"] == 1
+    published = f"{dest}/{_name(graded)}"
+    out = str(tmp_path / "again")
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y"]) == 0
+    [again] = list(Path(out).iterdir())
+    summary = json.loads((again / "field_matching" / "summary.json").read_text())
+    assert summary["provenance"]["adjudications"]["sha256"] == entries.load(str(adjudications)).sha256
+    storage.write_text(f"{dest}/adjudications.yaml", adjudications.read_text().replace("ann", "bob"))
+    capsys.readouterr()
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not the adjudication file" in err and len(err.splitlines()) == 1
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y", "--adjudications", str(adjudications)]) == 0

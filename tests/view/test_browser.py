@@ -12,38 +12,17 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Served
+from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
+from oeb.view.api import open_view
 from oeb.view.export import export
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.slow,  # a browser start and about 20 s of pages
+    pytest.mark.must_run,  # under CI=true a missing Chromium fails the run
     pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
 ]
-
-sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    """A fresh page; a script error in it fails the test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
-    yield opened
-    context.close()
-    assert not errors
 
 
 def labels(served: Served) -> list[str]:
@@ -72,6 +51,28 @@ def test_the_leaderboard_has_each_system_its_interval_and_latency(page, served: 
     page.locator("#leaderboard tbody a").first.click()
     page.locator("#fields tbody tr").first.wait_for()
     assert "/fields?run=" in page.url
+
+
+def test_the_chart_plots_the_headline_with_every_label_inside(page, served: Served) -> None:
+    page.goto(served.url)
+    page.locator("#chart circle").first.wait_for()
+    page.wait_for_timeout(100)  # the labels are fitted on the next frame
+    frame = page.locator("#chart").bounding_box()
+    for label in page.locator("#chart text.label").all():
+        box = label.bounding_box()
+        assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 0.5
+        assert frame["y"] <= box["y"]
+    rows = dict(zip(served.view.labels, served.view.board["rows"], strict=True))  # the chart names runs short
+    heights = {
+        group.locator("title").text_content().split(":")[0]: float(group.locator("circle").get_attribute("cy"))
+        for group in page.locator("#chart g.point, #chart g.unpriced").all()
+    }
+    assert "headline (%)" in page.locator("#chart").text_content()
+    ordered = sorted(heights, key=heights.get)  # highest point (smallest y) first
+    assert ordered == sorted(rows, key=lambda name: -rows[name]["headline"])
+    for name, row in rows.items():
+        title = page.locator("#chart g title", has_text=f"{name}: ").first.text_content()
+        assert title.startswith(f"{name}: headline {100 * row['headline']:.1f}%")
 
 
 def test_fields_sort_filter_and_open_their_failing_documents(page, served: Served) -> None:
@@ -143,7 +144,7 @@ def test_a_hostile_prediction_is_shown_as_text(page, served: Served) -> None:
     assert cell.evaluate("node => node.textContent") == HOSTILE
     assert page.locator("#verdicts img, #verdicts script").count() == 0
     assert page.evaluate("window.pwned") is None
-    assert "prediction: not on the page" in page.locator("#where").inner_text()
+    assert "prediction: not printed in the document's text layer" in page.locator("#where").inner_text()
 
 
 def test_the_schema_tree_counts_verdicts(page, served: Served) -> None:
@@ -186,3 +187,78 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
     finally:
         static.shutdown()
         static.server_close()
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`oeb view` over a run where half the documents failed."""
+    yield from serve(open_view([build_failing(tmp_path_factory.mktemp("failing"))]))
+
+
+def test_the_documents_page_reaches_a_failed_document(page, failing: Served) -> None:
+    page.goto(failing.url + "documents?run=mock")
+    page.locator("#documents tbody tr").first.wait_for()
+    total = page.locator("#documents tbody tr").count()
+    assert total == 12 and "of 12 documents" in page.locator("#count").inner_text()
+    page.select_option("#status", "failed")
+    failed = page.locator("#documents tbody tr")
+    assert 0 < failed.count() < total and all(
+        s == "failed" for s in page.locator("tr.doc").evaluate_all("rows => rows.map(row => row.dataset.status)")
+    )
+    assert "status=failed" in page.url
+    page.get_by_role("button", name="document", exact=True).click()  # sorts by id
+    failed.first.locator("a").click()
+    page.locator("#record-error").wait_for()
+    assert "simulated malformed answer" in page.locator("#raw").inner_text()
+    assert "attempts: 1" in page.locator("#record").inner_text()
+    page.locator(".page img").first.wait_for()  # its PDF beside
+
+
+def test_a_misread_shows_both_keys_and_the_scorers_explanation(page, served: Served) -> None:
+    page.goto(served.url + f"documents/{quote(BRACKETS_DOC)}?run={quote(labels(served)[1])}&kind=misread")
+    row = page.locator("tr.verdict:not([hidden])").first
+    row.click()
+    keys = row.locator(".canonical").all_inner_texts()
+    assert len(keys) == 2 and keys[0] != keys[1]
+    why = page.locator("#why").inner_text()
+    assert "canonical key" in why and "this pair would be misread" in why
+    assert "type" in page.locator("#why dl.node").inner_text()  # the field's schema node beside it
+
+
+def test_zoom_and_the_all_errors_toggle(page, served: Served) -> None:
+    page.goto(served.url + f"documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[1])}")
+    page.locator("tr.verdict").first.wait_for()
+    holder = page.locator('.page[data-page="1"]')
+    fit = holder.bounding_box()
+    page.select_option("#zoom", "2")
+    assert "zoom=2" in page.url
+    doubled = holder.bounding_box()
+    assert fit and doubled and abs(doubled["width"] - 595 * 96 / 72 * 2) < 2 and doubled["width"] > fit["width"]
+    page.select_option("#zoom", "1")
+    single = holder.bounding_box()
+    assert single and abs(single["width"] - 595 * 96 / 72) < 2
+    assert page.locator(".box.all").count() == 0
+    page.check("#all-errors")
+    errors = page.locator('tr.verdict[data-results]:not([data-results="matched"])').count()
+    outlined = page.locator(".box.all").count()
+    assert errors and 0 < outlined <= 2 * errors and "all=1" in page.url
+    page.uncheck("#all-errors")
+    assert page.locator(".box.all").count() == 0
+
+
+def test_a_60_character_label_keeps_the_side_by_side_table_in_place(
+    page, served: Served, sample_runs: Runs, tmp_path: Path
+) -> None:
+    brought = build_brought(tmp_path, sample_runs.b)
+    assert len(LONG_NAME) == 60
+    for site in serve(open_view([sample_runs.a, brought])):
+        a, b = site.view.labels
+        assert b == LONG_NAME
+        page.goto(site.url + f"documents/{HOSTILE_DOC}?run={quote(a)}&vs={quote(b)}")
+        page.locator("tr.verdict").first.wait_for()
+        assert LONG_NAME in page.locator("#verdicts thead").inner_text()
+        table, pane = page.locator("#verdicts").bounding_box(), page.locator(".verdicts").bounding_box()
+        pages = page.locator("#pages").bounding_box()
+        assert table and pane and pages
+        assert table["width"] <= pane["width"] + 1  # no sideways scroll: the label wraps
+        assert pages["width"] >= 0.45 * 1400 - 40  # the PDF keeps its half

@@ -8,52 +8,21 @@ is tried and exactly one existing key path must match. Values are read as YAML (
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Any
 
 import yaml
 
+from oeb._yaml import load_yaml
 from oeb.errors import ConfigError
 
 Path = tuple[str, ...]
-MAX_VALUES = 100_000
-"""More values than any config holds: a file past it is a YAML alias bomb (`&a [*b, *b, ...]`)."""
-MAX_DEPTH = 100
-
-
-def load_yaml(text: str) -> Any:
-    """`yaml.safe_load`, refusing as a `yaml.YAMLError` what would crash or hang oeb: nesting deeper than
-    MAX_DEPTH (PyYAML takes seconds per thousand `[` and then overflows Python's stack), and aliases
-    that expand past MAX_VALUES values (a "billion laughs" file)."""
-    too_deep = yaml.YAMLError(f"it nests more than {MAX_DEPTH} levels deep; a config needs a few")
-    depth = 0
-    for bracket in re.findall(r"[][{}]", text):  # flow nesting, before PyYAML spends time on it
-        depth = max(0, depth + (1 if bracket in "[{" else -1))
-        if depth > MAX_DEPTH:
-            raise too_deep
-    try:
-        value = yaml.safe_load(text)
-    except RecursionError:
-        raise too_deep from None
-    count, stack = 0, [(value, 0)]
-    while stack:
-        node, level = stack.pop()
-        count += 1
-        if count > MAX_VALUES or level > MAX_DEPTH:
-            raise yaml.YAMLError(
-                f"it holds more than {MAX_VALUES:,} values or {MAX_DEPTH} levels once its aliases (*name) are "
-                "expanded; write the values out"
-            )
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, level + 1) for child in children)
-    return value
 
 
 def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """The config tree with each `path=value` applied in order (the tree is not modified)."""
     tree = yaml.safe_load(yaml.safe_dump(tree))  # a deep copy that stays plain YAML
     for assignment in assignments:
-        path, value = _parse(assignment)
+        path, value = parse_assignment(assignment)
         *parents, last = _resolve(tree, path)
         node = tree
         for key in parents:
@@ -62,17 +31,18 @@ def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     return tree
 
 
-def _parse(assignment: str) -> tuple[str, Any]:
+def parse_assignment(assignment: str, flag: str = "--set", example: str = "rows.sample=5") -> tuple[str, Any]:
+    """`path=value` as given to `flag`: the path and the value read as YAML (`5`, `null`, `[a, b]`)."""
     path, equals, text = assignment.partition("=")
     if not equals or not path.strip():
-        raise ConfigError(f"--set {assignment!r}: write path=value, e.g. rows.sample=5")
+        raise ConfigError(f"{flag} {assignment!r}: write {'path' if flag == '--set' else 'name'}=value, e.g. {example}")
     if not text.strip():
         return path.strip(), ""
     try:
         return path.strip(), load_yaml(text)
     except yaml.YAMLError as error:
         problem = str(error).splitlines()[0]
-        raise ConfigError(f"--set {assignment!r}: the value is not YAML ({problem}); quote it") from None
+        raise ConfigError(f"{flag} {assignment!r}: the value is not YAML ({problem}); quote it") from None
 
 
 def _readings(node: Any, parts: list[str], prefix: str) -> list[Path]:

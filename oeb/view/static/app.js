@@ -56,7 +56,9 @@ function query(values) {
 // -- where things are: the server's routes, or an export's files ---------------------------------
 
 function runIndex(label) {
-  const index = RUNS.findIndex((run) => run.label === label);
+  // a run's short name, or its label as `oeb report` prints it (the slices page links by that), or its folder's name
+  const index = RUNS.findIndex((run) => run.label === label || run.report_label === label ||
+    run.folder.replace(/\/+$/, "").split("/").pop() === label);
   if (index < 0) throw new Error(`no run labelled ${JSON.stringify(label)}`);
   return index;
 }
@@ -71,6 +73,8 @@ const api = {
     STATIC
       ? `api/runs/${runIndex(run)}/` + (suite ? `fields/${suites().indexOf(suite)}.json` : "fields.json")
       : "api/fields" + query({ run, suite }),
+  documents: (run) =>
+    STATIC ? `api/runs/${runIndex(run)}/documents.json` : "api/documents" + query({ run }),
   document: (run, doc) =>
     STATIC
       ? `api/runs/${runIndex(run)}/documents/${encodeURIComponent(doc)}.json`
@@ -91,6 +95,7 @@ function link(view, values) {
   const ext = STATIC ? ".html" : "";
   if (view === "board") return ROOT + (STATIC ? "index.html" : "./");
   if (view === "documents" || view === "schema") return `${ROOT}${view}/${encodeURIComponent(doc)}${ext}${query(rest)}`;
+  if (view === "document_list") return `${ROOT}documents${ext}${query(rest)}`;
   return `${ROOT}${view}${ext}${query(rest)}`;
 }
 
@@ -107,7 +112,7 @@ async function getJSON(path) {
 }
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
 }
 
 function fail(error) {
@@ -117,12 +122,12 @@ function fail(error) {
 }
 
 function nav(current) {
-  const items = [["board", "Leaderboard"], ["fields", "Fields"]];
+  const items = [["board", "Leaderboard"], ["fields", "Fields"], ["document_list", "Documents"], ...(globalThis.OEB_NAV || [])];
   if (CONF.audit) items.push(["audit", "Gold audit"]);
   const run = params.get("run");
   document.getElementById("nav").replaceChildren(
     ...items.map(([view, name]) =>
-      el("a", { href: link(view, view === "fields" && run ? { run } : {}), "aria-current": view === current ? "page" : null }, name))
+      el("a", { href: link(view, view !== "board" && view !== "audit" && run ? { run } : {}), "aria-current": view === current ? "page" : null }, name))
   );
 }
 
@@ -157,7 +162,8 @@ function boardTable() {
     const price = cost(run);
     const usd = run.cost && run.cost.usd;
     return el("tr", {},
-      el("th", { scope: "row" }, el("a", { href: link("fields", { run: run.label }) }, run.label)),
+      el("th", { scope: "row", title: run.setting }, el("a", { href: link("fields", { run: run.label }) }, run.label),
+        " ", el("a", { class: "small", href: link("document_list", { run: run.label }) }, "documents")),
       el("td", {}, percent(run.headline)), el("td", {}, percent(run.accuracy)),
       ERRORS.map((kind) => el("td", {}, percent(run[kind]))),
       el("td", {}, percent(run.coverage)), el("td", {}, `${run.scored}/${run.documents}`),
@@ -170,20 +176,26 @@ function boardTable() {
     el("thead", {}, el("tr", {}, head.map((name) => el("th", { scope: "col" }, name)))), el("tbody", {}, rows));
 }
 
+function headlineInterval(run) {
+  // the accuracy's 95% interval times the coverage (known exactly): the headline's, coverage given
+  return run.ci95 ? run.ci95.map((end) => end * run.coverage) : null;
+}
+
 function chart() {
-  // cost per document against accuracy, one point per system, its 95% interval as a whisker
-  const width = 640, height = 360, left = 60, right = 20, top = 20, bottom = 50;
-  const points = RUNS.map((run) => ({ run, price: cost(run) })).filter((p) => p.run.accuracy !== null);
+  // cost per document against the headline, one point per system, its 95% interval as a whisker
+  const width = 640, height = 360, left = 60, right = 20, top = 24, bottom = 50;
+  const points = RUNS.map((run) => ({ run, price: cost(run), interval: headlineInterval(run) }))
+    .filter((p) => p.run.headline !== null);
   const priced = points.filter((p) => p.price);
   const unit = priced.length ? priced[0].price.unit : "$";
   const maxCost = Math.max(...priced.map((p) => p.price.value), 0) * 1.15 || 1;
-  const lows = points.map((p) => (p.run.ci95 ? p.run.ci95[0] : p.run.accuracy));
-  const highs = points.map((p) => (p.run.ci95 ? p.run.ci95[1] : p.run.accuracy));
+  const lows = points.map((p) => (p.interval ? p.interval[0] : p.run.headline));
+  const highs = points.map((p) => (p.interval ? p.interval[1] : p.run.headline));
   const yMin = Math.max(0, Math.min(...lows, 1) - 0.05), yMax = Math.min(1, Math.max(...highs, 0) + 0.05);
   const x = (value) => left + (value / maxCost) * (width - left - right);
   const y = (value) => top + (1 - (value - yMin) / (yMax - yMin || 1)) * (height - top - bottom);
   const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", id: "chart",
-    "aria-label": "cost per document against accuracy, one point per system with its 95% interval" });
+    "aria-label": "cost per document against the headline, one point per system with its 95% interval" });
   plot.append(svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, class: "axis" }));
   plot.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis" }));
   for (let step = 0; step <= 4; step++) {
@@ -196,23 +208,41 @@ function chart() {
   plot.append(svg("text", { x: (left + width) / 2, y: height - 8, "text-anchor": "middle" },
     unit === "$" ? "cost per document (USD)" : "cost per document (credits)"));
   plot.append(svg("text", { x: 14, y: (top + height - bottom) / 2, transform: `rotate(-90 14 ${(top + height - bottom) / 2})`,
-    "text-anchor": "middle" }, "accuracy (%)"));
-  for (const { run, price } of points) {
+    "text-anchor": "middle" }, "headline (%)"));
+  for (const { run, price, interval } of points) {
     const cx = x(price && price.unit === unit ? price.value : 0);
     const group = svg("g", { class: price ? "point" : "point unpriced" });
-    group.append(svg("title", {}, `${run.label}: accuracy ${percent(run.accuracy)}%` + (price ? `, ${price.value} ${price.unit} per document` : ", no cost reported")));
-    if (run.ci95) {
-      group.append(svg("line", { x1: cx, x2: cx, y1: y(run.ci95[0]), y2: y(run.ci95[1]), class: "whisker" }));
-      for (const end of run.ci95) group.append(svg("line", { x1: cx - 5, x2: cx + 5, y1: y(end), y2: y(end), class: "whisker" }));
+    group.append(svg("title", {}, `${run.label}: headline ${percent(run.headline)}%` + (price ? `, ${price.value} ${price.unit} per document` : ", no cost reported")));
+    if (interval) {
+      group.append(svg("line", { x1: cx, x2: cx, y1: y(interval[0]), y2: y(interval[1]), class: "whisker" }));
+      for (const end of interval) group.append(svg("line", { x1: cx - 5, x2: cx + 5, y1: y(end), y2: y(end), class: "whisker" }));
     }
-    group.append(svg("circle", { cx, cy: y(run.accuracy), r: 5 }));
-    group.append(svg("text", { x: cx + 8, y: y(run.accuracy) - 8, class: "label" }, run.label));
+    group.append(svg("circle", { cx, cy: y(run.headline), r: 5 }));
+    const label = svg("text", { x: cx + 8, y: Math.max(12, y(run.headline) - 8), class: "label" }, run.label);
+    group.append(label);
     plot.append(group);
   }
   const unpriced = points.filter((p) => !p.price).map((p) => p.run.label);
-  return el("figure", {}, plot, el("figcaption", {},
-    "Cost per document against accuracy; whiskers: the 95% bootstrap interval of accuracy." +
+  const figure = el("figure", {}, plot, el("figcaption", {},
+    "Cost per document against the headline (accuracy × coverage); whiskers: the 95% bootstrap interval of accuracy times the coverage." +
     (unpriced.length ? ` No cost reported (drawn at 0): ${unpriced.join(", ")}.` : "")));
+  requestAnimationFrame(() => fitLabels(plot, width));
+  return figure;
+}
+
+function fitLabels(plot, width) {
+  // a label running past the right edge goes left of its point; one still too long is shortened
+  // with "…" (its point's tooltip has it whole)
+  for (const label of plot.querySelectorAll("text.label")) {
+    const x = Number(label.getAttribute("x"));
+    if (x + label.getComputedTextLength() <= width - 2) continue;
+    label.setAttribute("x", x - 16);
+    label.setAttribute("text-anchor", "end");
+    const full = label.textContent;
+    while (label.textContent.length > 1 && x - 16 - label.getComputedTextLength() < 2) {
+      label.textContent = full.slice(0, label.textContent.length - 2) + "…";
+    }
+  }
 }
 
 function suiteTable() {
@@ -230,7 +260,7 @@ function board() {
   document.title = "oeb view: leaderboard";
   show(el("h1", {}, "Leaderboard"),
     el("p", { class: "note" }, "Percent; accuracy and the five error shares are per-document means over scored documents; headline = accuracy × coverage; latency: the median and 95th percentile of a document's wall time. A system opens its fields."),
-    boardTable(), el("h2", {}, "Cost against accuracy"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
+    boardTable(), el("h2", {}, "Cost against the headline"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
 }
 
 // -- fields --------------------------------------------------------------------------------------
@@ -252,7 +282,7 @@ async function fields() {
   runIndex(run);
   if (suite && !suites().includes(suite)) throw new Error(`no suite ${JSON.stringify(suite)}`);
   document.title = `oeb view: fields of ${run}`;
-  const rows = await getJSON(api.fields(run, suite));
+  const rows = await getJSON(params.get("trait") ? globalThis.OEB_SLICE_FIELDS(run) : api.fields(run, suite));
   let sort = { key: "accuracy", up: true };
   const failing = el("section", { id: "failing", "aria-live": "polite" });
   const body = el("tbody", {});
@@ -283,7 +313,7 @@ async function fields() {
   const head = el("tr", {}, columns.map(([key, name]) => el("th", { scope: "col" },
     el("button", { type: "button", onclick: () => { sort = { key, up: sort.key === key ? !sort.up : key !== "path" ? key === "accuracy" : true }; draw(); } }, name))));
   draw();
-  show(el("h1", {}, `Fields of ${run}`),
+  show(el("h1", {}, `Fields of ${run}` + (params.get("trait") ? ` on ${params.get("trait")}=${params.get("value")}` : "")),
     el("div", { class: "controls" },
       runSelect("run", run, RUNS.map((r) => [r.label, r.label]), (chosen) => navigate("fields", { run: chosen, suite })),
       runSelect("suite", suite, [["", "every suite"], ...suites().map((s) => [s, s])], (chosen) => navigate("fields", { run, suite: chosen }))),
@@ -291,141 +321,9 @@ async function fields() {
     el("table", { class: "numbers", id: "fields" }, el("thead", {}, head), body), failing);
 }
 
-// -- a document ----------------------------------------------------------------------------------
-
-function merged(answers) {
-  // one row per address: the gold and each system's prediction and verdict there
-  const rows = new Map();
-  answers.forEach((answer, side) => {
-    for (const verdict of answer.verdicts) {
-      if (!rows.has(verdict.address)) rows.set(verdict.address, { address: verdict.address, path: verdict.path, gold: verdict.gold, sides: [] });
-      rows.get(verdict.address).sides[side] = verdict;
-    }
-  });
-  return [...rows.values()];
-}
-
-function box(page, bbox, kind, label) {
-  const holder = document.querySelector(`.page[data-page="${page}"]`);
-  if (!holder) return null;
-  const image = holder.querySelector("img");
-  const place = () => {
-    const width = image.naturalWidth / SCALE, height = image.naturalHeight / SCALE;
-    Object.assign(outline.style, { left: `${(100 * bbox[0]) / width}%`, top: `${(100 * bbox[1]) / height}%`,
-      width: `${(100 * (bbox[2] - bbox[0])) / width}%`, height: `${(100 * (bbox[3] - bbox[1])) / height}%` });
-  };
-  const outline = el("div", { class: `box ${kind}`, title: label, "data-value": kind });
-  holder.append(outline);
-  if (image.complete && image.naturalWidth) place();
-  else image.addEventListener("load", place, { once: true });
-  return outline;
-}
-
-async function documentView() {
-  const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  const vs = params.get("vs") || "";
-  const labels = vs ? [run, vs] : [run];
-  labels.forEach(runIndex);
-  document.title = `oeb view: ${doc}`;
-  const answers = await Promise.all(labels.map((label) => getJSON(api.document(label, doc))));
-  const rows = merged(answers);
-  const kinds = [...new Set(answers.flatMap((a) => a.verdicts.map((v) => v.result)))];
-  const paths = [...new Set(rows.map((row) => row.path))].sort();
-  const state = { kind: params.get("kind") || "", field: params.get("field") || "" };
-  const pages = el("div", { class: "pages", id: "pages" });
-  for (let page = 1; page <= answers[0].pages; page++) {
-    pages.append(el("div", { class: "page", "data-page": page },
-      el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
-      el("span", { class: "page-number" }, `page ${page}`)));
-  }
-  if (!answers[0].pages) pages.append(el("p", { class: "note" }, "No PDF pages to show for this document."));
-  const status = el("p", { id: "where", class: "where", "aria-live": "polite" }, "Select a verdict to see where its values stand on the page.");
-  const body = el("tbody", {});
-  const sideNames = labels.map((label, side) => (labels.length > 1 ? ["A", "B"][side] : ""));
-  function where(row) {
-    document.querySelectorAll(".box").forEach((node) => node.remove());
-    const parts = [];
-    const outlines = [];
-    const goldPlaces = (row.sides.find(Boolean) || { locations: [] }).locations.filter((l) => l.value === "gold");
-    if (row.gold !== null && row.gold !== undefined) {
-      parts.push(goldPlaces.length ? `gold on page ${[...new Set(goldPlaces.map((l) => l.page))].join(", ")}` : "gold: not on the page");
-      goldPlaces.forEach((l) => outlines.push(box(l.page, l.bbox, "gold", "gold: " + shown(row.gold))));
-    }
-    row.sides.forEach((verdict, side) => {
-      if (!verdict || verdict.pred === null) return;
-      const places = verdict.locations.filter((l) => l.value === "pred");
-      const who = labels.length > 1 ? `prediction ${sideNames[side]} (${labels[side]})` : "prediction";
-      parts.push(places.length ? `${who} on page ${[...new Set(places.map((l) => l.page))].join(", ")}` : `${who}: not on the page`);
-      places.forEach((l) => outlines.push(box(l.page, l.bbox, side ? "pred vs" : "pred", "prediction: " + shown(verdict.pred))));
-    });
-    if (!answers[0].pages) parts.push("this document has no PDF pages to show");
-    else if (parts.some((p) => p.endsWith("not on the page"))) parts.push("(not found in the PDF's text: a scan without text, or a value the document does not hold)");
-    status.textContent = parts.join(" · ") || "Nothing to find: neither side gives a value here.";
-    const first = outlines.find(Boolean);
-    if (first) first.scrollIntoView({ block: "center", behavior: "instant" });
-  }
-  function select(tr, row) {
-    document.querySelectorAll("tr.verdict.selected").forEach((node) => node.classList.remove("selected"));
-    tr.classList.add("selected");
-    tr.setAttribute("aria-selected", "true");
-    where(row);
-  }
-  const trs = rows.map((row) => {
-    const results = row.sides.map((v) => (v ? v.result : ""));
-    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
-      "data-results": results.join(" "),
-      onclick: () => select(tr, row), onfocus: () => select(tr, row),
-      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } },
-      el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
-      el("td", {}, el("div", { class: "value gold" }, shown(row.gold))),
-      labels.map((_, side) => {
-        const verdict = row.sides[side];
-        return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : "")),
-          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–")];
-      }));
-    return tr;
-  });
-  body.replaceChildren(...trs);
-  function filter() {
-    let shownCount = 0;
-    for (const tr of trs) {
-      const results = tr.dataset.results.split(" ");
-      const keep = (!state.kind || (state.kind === "errors" ? results.some((r) => r && r !== "matched") : results.includes(state.kind))) &&
-        (!state.field || tr.dataset.path === state.field);
-      tr.hidden = !keep;
-      shownCount += keep;
-    }
-    count.textContent = `${shownCount} of ${trs.length} verdicts`;
-    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field }));
-  }
-  const count = el("span", { id: "count", class: "note" });
-  const head = el("tr", {}, el("th", { scope: "col" }, "address"), el("th", { scope: "col" }, "gold"),
-    labels.map((label, side) => [el("th", { scope: "col" }, labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"),
-      el("th", { scope: "col" }, "verdict")]));
-  const others = RUNS.map((r) => r.label).filter((label) => label !== run);
-  const summary = answers.map((answer, side) => el("li", {}, `${labels[side]}: ` +
-    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}%` : `failed (${answer.error || "no answer"})`)));
-  show(el("h1", {}, doc),
-    el("p", { class: "note" }, `suite ${answers[0].suite} · ${answers[0].pages} page(s) · `,
-      el("a", { href: link("schema", { doc, run }) }, "schema with its verdict counts")),
-    el("ul", { class: "summary" }, summary),
-    el("div", { class: "controls" },
-      runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
-        (chosen) => { state.kind = chosen; filter(); }),
-      runSelect("field", state.field, [["", "every field"], ...paths.map((p) => [p, p])], (chosen) => { state.field = chosen; filter(); }),
-      runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
-        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field })),
-      count),
-    el("div", { class: "document" }, pages,
-      el("div", { class: "verdicts" }, status,
-        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body))));
-  filter();
-}
-
 // -- a document's schema -------------------------------------------------------------------------
 
-function schemaView(answer) {
+function schemaView(answer, doc, run) {
   const counts = answer.counts;
   function under(path) {
     const total = {};
@@ -447,7 +345,13 @@ function schemaView(answer) {
       for (const [key, child] of Object.entries((branch && branch.properties) || {})) children.push(node(child, key, path ? `${path}.${key}` : key));
       if (branch && branch.items && typeof branch.items === "object") children.push(node(branch.items, "[]", path + "[]"));
     }
-    const item = el("li", {}, el("span", { class: "name" }, name), " ", el("span", { class: "type" }, type), " ", badges(under(path)));
+    const total = under(path);
+    const description = schema && typeof schema.description === "string" ? schema.description : "";
+    const named = Object.keys(total).length && path
+      ? el("a", { class: "name", href: link("documents", { doc, run, field: counts[path] ? path : null }) }, name)
+      : el("span", { class: "name" }, name);
+    const item = el("li", { id: "node-" + path }, named, " ", el("span", { class: "type" }, type), " ", badges(total),
+      description ? el("div", { class: "description" }, description) : null);
     if (children.length) item.append(el("ul", {}, children));
     return item;
   }
@@ -463,7 +367,7 @@ async function schema() {
   show(el("h1", {}, `Schema of ${doc}`),
     el("p", { class: "note" }, `Verdicts of ${run} per node (a node counts everything under it) · `,
       el("a", { href: link("documents", { doc, run }) }, "the document's verdicts")),
-    schemaView(answer));
+    schemaView(answer, doc, run));
 }
 
 // -- the gold audit ------------------------------------------------------------------------------
@@ -485,7 +389,7 @@ async function audit() {
 
 // -- start ---------------------------------------------------------------------------------------
 
-const VIEWS = { board, fields, documents: documentView, schema, audit };
+const VIEWS = { board, fields, document_list: documentList, documents: documentView, schema, audit, ...(globalThis.OEB_VIEWS || {}) };
 
 async function start() {
   nav(CONF.view);
