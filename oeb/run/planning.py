@@ -202,7 +202,7 @@ def _checked(
     dataset.check_documents(rows)
     dataset.check_golds()
     try:
-        adjudications = applying(config.adjudications, dataset)
+        adjudications = applying(_absolute(config.adjudications), dataset)
     except AdjudicationError as error:
         if config.adjudications is None:  # the dataset's own file: the error names it
             raise
@@ -239,10 +239,14 @@ def config_tree(config: Config, dataset: Dataset) -> dict[str, Any]:
     """config.yaml: the config as resolved, a local dataset and adjudication file as absolute paths
     (so a resume or regrade from another directory reads the same ones)."""
     url = dataset.identity if storage.is_local(config.dataset) else config.dataset
-    named = config.adjudications
-    if named is not None and named.strip().lower() != NONE and storage.is_local(named):
-        named = str(storage.local_path(named).resolve())
-    return dataclasses.replace(config, dataset=url, adjudications=named).plain()
+    return dataclasses.replace(config, dataset=url, adjudications=_absolute(config.adjudications)).plain()
+
+
+def _absolute(adjudications: str | None) -> str | None:
+    """`dataset.adjudications` with a local path made absolute (`none` and other URLs as given)."""
+    if adjudications is None or adjudications.strip().lower() == NONE or not storage.is_local(adjudications):
+        return adjudications
+    return str(storage.local_path(adjudications).resolve())
 
 
 def plan_run(config: Config, out: str) -> Plan:
