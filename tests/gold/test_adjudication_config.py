@@ -10,8 +10,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from fixtures.services import S3_BUCKET
 from goldruns import EXAMPLE, damaged_sample
 
+from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import AdjudicationError, ConfigError
@@ -157,3 +159,19 @@ def test_a_folder_names_no_url_to_fetch(damaged: Path, tmp_path: Path, capsys: p
     refused(["grade", str(folder)], "does not read on a run folder's word", capsys)
     assert (folder / "field_matching" / "summary.json").read_bytes() == before
     assert main(["grade", str(folder), "--adjudications", "none"]) == 0  # the user's own word is taken
+
+
+def test_a_file_in_s3(damaged: Path, tmp_path: Path, s3_env: dict[str, str]) -> None:
+    """Any fsspec URL: a file in (moto's) S3 is graded under, kept as given in config.yaml, and a
+    regrade of the folder reads it there again."""
+    url = f"s3://{S3_BUCKET}/adjconfig/adjudications.yaml"
+    storage.write_text(url, ENTRY)
+    out = tmp_path / "out"
+    path = config(tmp_path, {"url": str(damaged), "adjudications": url})
+    assert main(["run", "--config", path, "-y", "--out", str(out)]) == 0
+    [folder] = out.iterdir()
+    assert adjudicated(folder) == [("short__invoice_4417", "customer", "fix")] and used(folder) == url
+    assert yaml.safe_load((folder / "config.yaml").read_text())["dataset"]["adjudications"] == url
+    storage.write_text(url, ENTRY.replace("status: accepted", "status: rejected"))  # the decision reversed
+    assert main(["grade", str(folder)]) == 0
+    assert adjudicated(folder) == [] and used(folder) == url
