@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from oeb import storage
 from oeb.batch import files
@@ -105,8 +105,9 @@ class Plan:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
         if self.spilled:
             lines.append(
-                f"  {len(self.spilled.records)} answers and {len(self.spilled.jobs)} job handles kept in the spill "
-                f"folder {self.spilled.path} will be saved, not asked again"
+                f"  {len(self.spilled.records)} answers, {len(self.spilled.jobs)} job handles and "
+                f"{len(self.spilled.batches)} provider batches kept in the spill folder {self.spilled.path} will be "
+                "saved, not asked again"
             )
         asked = {row.doc_id for row in self.to_ask}
         collected = [saved for doc_id, saved in self.pending.items() if doc_id in asked]
@@ -426,10 +427,9 @@ def _plan_resume(
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
     asked = {row.doc_id for row in to_ask}
+    live = [*files.live(folder.url), *spilled.batches.values()] if config.adapter.batching() else []
     batches = tuple(
-        batch
-        for batch in (files.live(folder.url) if config.adapter.batching() else ())
-        if any(held["doc_id"] in asked for held in batch["documents"].values())
+        cast(BatchFile, batch) for batch in live if any(h["doc_id"] in asked for h in batch["documents"].values())
     )
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
                 pending, cost, costs, batches, spilled=spilled or None, adjudications=adjudications)  # fmt: skip
