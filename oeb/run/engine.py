@@ -24,7 +24,6 @@ from oeb.batch import files
 from oeb.batch.files import BatchFile
 from oeb.dataset import Row
 from oeb.errors import NothingAnswered, OebError, StorageError
-from oeb.gold.check import applying
 from oeb.run.cluster.progress import RunProgress
 from oeb.run.cluster.session import session, worker_env
 from oeb.run.folder.run_folder import RunFolder
@@ -121,11 +120,9 @@ def execute_all(
             held.enter_context(plan.folder.locked(command, force=force_unlock))
         documents = sum(len(plan.rows) for plan in plans)
         held.enter_context(session(plans[0].config.ray.address, worker_env(), documents=documents))
-        graders = {  # under the dataset's own adjudication file, when it has one (docs/adjudication.md)
+        graders = {  # under the adjudication file the plan checked (docs/adjudication.md)
             plan.label: held.enter_context(
-                Grader(
-                    plan.folder, plan.dataset, plan.rows, details=details, adjudications=applying(None, plan.dataset)
-                )
+                Grader(plan.folder, plan.dataset, plan.rows, details=details, adjudications=plan.adjudications)
             )
             for plan in plans
         }
