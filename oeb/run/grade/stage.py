@@ -35,6 +35,7 @@ from oeb.run.cluster import session as cluster
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import pages
 from oeb.run.grade.provenance import provenance
+from oeb.run.grade import grounding
 from oeb.run.grade.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
 from oeb.run.grade.scheduler import session_queue
 from oeb.run.grade.task import Item, scorer_digest
@@ -293,6 +294,13 @@ class Grader:
         storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
         storage.write_bytes(storage.join(results, "verdicts.parquet"), self._verdicts.parquet([r.doc_id for r in rows]))
         pages.write(folder.url, self.dataset, rows, records)  # paths and page counts for reports
+        cited = grounding.write(folder.url, self.dataset, rows, records)  # citations and confidences
+        if cited.rows:
+            summary["grounding"] = {
+                "rows": len(cited.rows),
+                "invalid_citations": cited.invalid_citations,
+                "invalid_confidences": cited.invalid_confidences,
+            }
         storage.write_json(storage.join(results, "summary.json"), summary)
         cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
         log.info(
