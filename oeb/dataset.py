@@ -23,6 +23,7 @@ from oeb import _json, storage
 from oeb._manifest import OTHER_SUITE, REQUIRED_COLUMNS, Row, normalised_manifest_path, rows_from_table
 from oeb.errors import (
     DatasetNotFoundError,
+    DatasetRefused,
     DocumentMissingError,
     GoldError,
     HubError,
@@ -151,11 +152,16 @@ class Dataset:
         sizes: dict[str, list[tuple[float, float]] | None] = {}
         for start in range(0, len(rows), _PDF_BATCH):
             batch = rows[start : start + _PDF_BATCH]
-            contents = self._files.read_many([row.doc_path for row in batch if row.doc_path.lower().endswith(".pdf")])
+            contents = self.contents([row.doc_path for row in batch if row.doc_path.lower().endswith(".pdf")])
             for row in batch:
                 content = contents.get(row.doc_path)
                 sizes[row.doc_id] = _pdf_sizes(content) if isinstance(content, bytes) else None
         return sizes
+
+    def contents(self, paths: Sequence[str]) -> dict[str, bytes | OebError]:
+        """The bytes of files of the dataset by path, read concurrently; an error in place of each one
+        that cannot be read (the document traits read PDFs and golds this way)."""
+        return self._files.read_many(paths)
 
     def missing_documents(self, rows: Sequence[Row] | None = None) -> tuple[Row, ...]:
         """The rows (all by default) whose document file does not exist; one listing of the dataset."""
@@ -211,6 +217,23 @@ class Dataset:
             f"the gold of {row.doc_id} ({self.gold_url(row)}) cannot be read: {reason}; field_matching reads "
             "each gold as a JSON object, so fix the file (or this dataset holds another kind of gold)"
         )
+
+
+FOLDER_SCHEMES = ("file", "local", "s3", "hf")
+"""Where a dataset a run folder names may be: on this machine, on S3, on the Hub. Never a URL to fetch."""
+
+
+def named_by_folder(dataset: Any, folder: str, flag: str = "--dataset URL") -> str:
+    """The dataset a run folder's settings name, refused in one line (`DatasetRefused`) unless it is
+    a local path, an s3:// prefix or an hf:// address: a folder from a stranger must not make oeb
+    fetch a URL of its choice (`flag` is how the user names the dataset instead)."""
+    scheme, separator, _ = dataset.partition("://") if isinstance(dataset, str) else ("", "", "")
+    if not isinstance(dataset, str) or not dataset or (separator and scheme.lower() not in FOLDER_SCHEMES):
+        raise DatasetRefused(
+            f"{folder} names the dataset {dataset!r}, which oeb does not open on a run folder's word (only a "
+            f"local folder, s3:// or hf://); if you trust it, name it yourself: {flag}"
+        )
+    return dataset
 
 
 def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:

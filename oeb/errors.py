@@ -18,9 +18,11 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── StorageAccessError
     │   │   └── StorageOutage               going on cannot help until storage is back
     │   │       ├── StorageDown             transient faults past storage.retry_s (oeb._retry)
+    │   │       ├── LockExpired             an s3:// lock not renewed for its stale limit
     │   │       └── DiskFull                a local disk full or read-only
     │   └── StorageFormatError (ValueError)
     ├── DatasetError                    oeb.dataset: a dataset that cannot be run or checked
+    │   ├── DatasetRefused              exit 2: a run folder's dataset URL, not opened on its word
     │   ├── DatasetNotFoundError
     │   ├── HubError
     │   ├── ManifestError
@@ -51,6 +53,7 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     ├── ReportError                     a folder report, compare or audit cannot read
     │   ├── ReportMismatch              runs whose numbers are not comparable
     │   └── ViewNotFound                oeb view: a run, document or page it does not hold (HTTP 404)
+    │       └── PageTooLarge            a page whose bitmap would be too large to render
     ├── PublishError                    oeb publish: a destination it cannot write, runs it cannot add
     │   └── SecretFound                 a secret or local path in a file to publish; nothing uploaded
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
@@ -133,6 +136,12 @@ class StorageDown(StorageOutage):
     than `storage.retry_s` (`oeb._retry`)."""
 
 
+class LockExpired(StorageOutage):
+    """The process could not renew its s3:// run folder lock for the lock's staleness limit (storage
+    unreachable): another process may have taken the folder over, so this one stops saving as on a
+    storage outage (exit 75, unsaved answers in the spill folder, `oeb resume` later)."""
+
+
 class DiskFull(StorageOutage):
     """A local disk is full (ENOSPC, a quota) or read-only (EROFS): waiting frees no space."""
 
@@ -155,6 +164,14 @@ class HubError(DatasetError):
 
 class ManifestError(DatasetError):
     """The manifest cannot be used: its path, file, columns or one of its rows (docs/datasets.md, checks 1 and 4-9)."""
+
+
+class DatasetRefused(DatasetError):
+    """A run folder names a dataset oeb will not open on its word: a URL to fetch (http, https, any
+    scheme but s3:// and hf://), which only the user may name (`--dataset`). A folder is data from
+    strangers: it must not choose what oeb fetches."""
+
+    exit_code = 2
 
 
 class DocumentMissingError(DatasetError):
@@ -267,6 +284,11 @@ class ReportMismatch(ReportError):
 class ViewNotFound(ReportError):
     """`oeb view` was asked for a run label, document or page its runs do not hold; its server answers
     404 with this one line (a command line never sees it)."""
+
+
+class PageTooLarge(ViewNotFound):
+    """A document page `oeb view` will not render: its bitmap would take more memory than any real
+    page does (a hostile page size)."""
 
 
 class QualityGateFailed(OebError):

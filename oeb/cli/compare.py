@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from oeb.cli._slices import add_trait_flags
 from oeb.cli.report import emit, fraction, output_flags
 
 
@@ -41,6 +42,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="CI gate: exit 3 when B is significantly worse than A, the upper end of the 95%% interval "
         "below -MARGIN (a share, default 0)",
     )
+    parser.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="TRAIT",
+        help="the paired comparison per slice of a document trait (pages, text_layer, language, ...; repeat to "
+        "cross them), docs/slices.md",
+    )
+    add_trait_flags(parser, mix=False)
     parser.set_defaults(run=run)
 
 
@@ -84,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
             f"vs {b.scorer or 'unrecorded'}); the difference is the scorers' as much as the systems'",
             file=sys.stderr,
         )
+    if args.by:
+        if args.fail_if_worse is not None:
+            raise UsageError("--by goes without --fail-if-worse (the gate is on all documents)")
+        emit("compare", _by_traits(a, b, args), args.out)
+        return 0
     result = compare(a, b, args.top)
     if args.format == "text":
         text = _text(result, args.out is not None)
@@ -102,3 +117,18 @@ def run(args: argparse.Namespace) -> int:
             f"{100 * low:+.2f} to {100 * high:+.2f}, entirely below -{100 * args.fail_if_worse:.2f}"
         )
     return 0
+
+
+def _by_traits(a: Any, b: Any, args: argparse.Namespace) -> str | None:
+    """`--by TRAIT`: the paired statistics of B - A per slice."""
+    from oeb.cli._slices import rendered, traits_of
+    from oeb.report.slice_tables import compare_blocks
+    from oeb.report.slices import compare_slices
+
+    traits = traits_of([a, b], args, "compare")
+    result = compare_slices(a, b, traits, args.by, args.min_docs)
+    title = f"{b.name} - {a.name} by {' × '.join(args.by)}"
+    from oeb.cli.report import _text as tables
+
+    blocks = compare_blocks(result, a.label, b.label)
+    return rendered(blocks, args.format, title, result, args.out is not None, tables)

@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Upload each graded run folder under DEST/<its folder name>/ (settings, config, predictions, "
             "field_matching/ and records), with a README.md dataset card holding the leaderboard of every setting "
-            "published at DEST and results.json with its numbers, in one commit on the Hub. Every file is checked "
+            "published at DEST and results.json with its numbers, in one commit on the Hub. verdicts.parquet and "
+            "details/ hold every gold value: --no-gold leaves them out. Every file is checked "
             "for secrets and local paths first. Files already at DEST are not sent again; a new run of a setting "
             "takes that setting's row."
         ),
@@ -29,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="leave records/ out (raw vendor answers: large, or under the vendor's licence)",
     )
+    parser.add_argument(
+        "--no-gold",
+        action="store_true",
+        help="publish no gold value: verdicts.parquet without its gold columns, no details/ (the card says so)",
+    )
     parser.add_argument("--message", metavar="TEXT", help="the commit message on the Hub")
     parser.set_defaults(run=run)
 
@@ -38,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from oeb.publish import publish
 
     dest = args.dest
-    done = publish(args.runs, dest, records=not args.no_records, message=args.message)
+    done = publish(args.runs, dest, records=not args.no_records, gold=not args.no_gold, message=args.message)
     if done.made is None:
         print(f"oeb publish: nothing new at {done.destination} ({done.unchanged} files already there)")
         return 0

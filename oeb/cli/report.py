@@ -13,6 +13,7 @@ from rich.console import Console
 
 from oeb import storage
 from oeb.cli._runs import OUT_WIDTH
+from oeb.cli._slices import add_trait_flags
 
 
 def fraction(text: str) -> float:
@@ -64,10 +65,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--by",
-        choices=("system", "field"),
-        default="system",
+        action="append",
+        metavar="BY",
         help="system: the leaderboard (default); field: per run, one row per schema field (array indices "
-        "folded), the count of each verdict, accuracy and documents, worst first (text, md or json)",
+        "folded), the count of each verdict, accuracy and documents, worst first (text, md or json); a document "
+        "trait (pages, text_layer, language, gold_values, array_items, schema_depth, suite or a manifest column): "
+        "per slice and system the score with its 95%% CI and the paired differences, flips first; repeat to "
+        "cross traits, or --by field --by TRAIT for the fields per slice (docs/slices.md)",
     )
     parser.add_argument(
         "--mixed-scorers",
@@ -85,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="X",
         help="CI gate: after the report, exit 3 when a run's headline is below X (a share, e.g. 0.85)",
     )
+    add_trait_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -149,11 +154,23 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
     if args.audit and args.format != "html":
         raise UsageError("--audit goes with --format html (oeb audit gives the findings as md or json)")
-    if args.by == "field" and (args.format == "html" or args.audit or args.fail_under is not None):
+    by = args.by or ["system"]
+    asked = [trait for trait in by if trait not in ("system", "field")]
+    if "system" in by and len(by) > 1:
+        raise UsageError("--by system is the leaderboard alone; give --by field and/or --by TRAIT to slice it")
+    sliced = bool(asked or args.mix or args.mix_from)
+    if "field" in by and (args.format == "html" or args.audit or args.fail_under is not None):
         raise UsageError("--by field goes with --format text, md or json, without --audit or --fail-under")
+    if sliced and (args.audit or args.fail_under is not None):
+        raise UsageError("--by TRAIT, --mix and --mix-from go without --audit and --fail-under")
+    if (args.mix or args.mix_from) and "field" in by:
+        raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
     runs = load_runs(args.runs)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
-    if args.by == "field":
+    if sliced:
+        emit("report", _sliced(runs, board, by, asked, args), args.out)
+        return 0
+    if "field" in by:
         emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)
         return 0
     if args.format == "text":
@@ -178,3 +195,71 @@ def run(args: argparse.Namespace) -> int:
             shown = ", ".join(f"{row['system']} {100 * row['headline']:.2f}%" for row in below)
             raise QualityGateFailed(f"headline below {100 * args.fail_under:.2f}%: {shown}")
     return 0
+
+
+def _sliced(
+    runs: list[Any], board: dict[str, Any], by: list[str], asked: list[str], args: argparse.Namespace
+) -> str | None:
+    """`--by TRAIT` (slices, flips first), `--by field --by TRAIT` (the fields per slice) and `--mix` /
+    `--mix-from` (the scores at a mix), in the asked format."""
+    from oeb.cli._slices import partial_line, read_mix, rendered, traits_of
+    from oeb.errors import UsageError
+    from oeb.report.mix import mix_report
+    from oeb.report.slice_tables import mix_blocks, slice_blocks
+    from oeb.report.slices import slice_report
+
+    traits = traits_of(runs, args, "report")
+    for trait in asked:
+        traits.check(trait)
+    to_file = args.out is not None
+    if "field" in by:
+        return _fields_by_slice(runs, board, traits, asked, args.format, to_file)
+    mix = read_mix(args, traits, asked)
+    answer: dict[str, Any] = {}
+    blocks = []
+    if asked:
+        answer = slice_report(runs, traits, asked, args.min_docs)
+        blocks += slice_blocks(answer)
+    if mix is not None:
+        at_mix = mix_report(runs, traits, mix)
+        partial_line(at_mix, "report")
+        blocks = mix_blocks(at_mix) + blocks
+        answer = {**at_mix, "slices": answer} if answer else at_mix
+    if not blocks:
+        raise UsageError("nothing to slice by: give --by TRAIT, --mix or --mix-from")
+    title = f"{board['dataset']} · {board['documents']} documents" + (f" · by {' × '.join(asked)}" if asked else "")
+    return rendered(blocks, args.format, title, answer, to_file, _text)
+
+
+def _fields_by_slice(
+    runs: list[Any], board: dict[str, Any], traits: Any, asked: list[str], form: str, to_file: bool
+) -> str | None:
+    """`--by field --by TRAIT`: per run and slice, the rows of `oeb.report.fields` over its documents."""
+    from oeb.cli._slices import rendered
+    from oeb.report.fields import field_rows, row_json, run_verdicts
+    from oeb.report.slice_tables import Block
+    from oeb.report.slices import groups, slice_name
+    from oeb.scoring import RESULTS
+
+    by_url = {run.url: run for run in runs}
+    ordered = [by_url[row["url"]] for row in board["rows"]]
+    sliced = groups(traits, asked, ordered[0].doc_ids)
+    slice_of = {doc_id: slice_name(key) for key, ids in sliced for doc_id in ids}
+    answer, blocks = [], []
+    header = ["field", *(kind.replace("invented_", "inv. ") for kind in RESULTS), "total", "accuracy", "documents"]
+    for run in ordered:
+        verdicts = run_verdicts(run)
+        per_slice = []
+        for key, ids in sliced:
+            rows = field_rows(verdicts, suite=slice_name(key), suites=slice_of)
+            per_slice.append(
+                {"slice": key, "name": slice_name(key), "documents": len(ids), "fields": [row_json(r) for r in rows]}
+            )
+            cells = [
+                [r.path, *(str(r.counts[kind]) for kind in RESULTS), str(r.total),
+                 "–" if r.accuracy is None else f"{100 * r.accuracy:.2f}", str(r.documents)]
+                for r in rows
+            ]  # fmt: skip
+            blocks.append(Block(f"{run.label} · {slice_name(key)} ({len(ids)} documents)", header, cells))
+        answer.append({"label": run.label, "folder": run.url, "slices": per_slice})
+    return rendered(blocks, form, f"fields by {' × '.join(asked)}", {"by": asked, "runs": answer}, to_file, _text)

@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Any
 
+from oeb.cli._slices import add_trait_flags
+
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb view` and its flags."""
@@ -32,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
     )
+    add_trait_flags(parser)
     parser.set_defaults(run=run)
 
 
@@ -43,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give one from 1 to 65535 (0: any free port)")
     view = open_view(args.runs, audit=args.audit)
+    _slicing(view, args)
     if args.export:
         from oeb.view.export import export
 
@@ -53,14 +57,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     import threading
 
-    from oeb.view.app import server
+    from oeb.view.app import is_loopback, server
 
-    try:
-        httpd = server(view, args.host, args.port)
-    except OSError as error:
-        raise UsageError(
-            f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); give another --port or --host"
-        ) from None
+    httpd = server(view, args.host, args.port)
+    if not is_loopback(args.host):
+        print(
+            f"oeb view: warning: --host {args.host} is not a loopback address: anyone who can reach this machine "
+            "can read these runs' gold and predictions",
+            file=sys.stderr,
+        )
     print(f"oeb view: serving {len(view.runs)} run(s) at http://{_shown(args.host)}:{httpd.server_port}/", flush=True)
     print("oeb view: press Ctrl-C to stop", file=sys.stderr, flush=True)
     threading.Thread(target=view.warm, daemon=True).start()
@@ -76,3 +81,22 @@ def run(args: argparse.Namespace) -> int:
 def _shown(host: str) -> str:
     """The host as it goes in a URL: IPv6 in brackets."""
     return f"[{host}]" if ":" in host else host
+
+
+def _slicing(view: Any, args: argparse.Namespace) -> None:
+    """The slices page's settings; with --mix or --mix-from the traits are read and the mix checked
+    now, so a bad mix is refused before anything is served."""
+    from oeb.cli._slices import read_mix, traits_of
+    from oeb.traits import parse_buckets
+    from oeb.view.slices import Slicing
+
+    if args.min_docs < 1:
+        from oeb.errors import UsageError
+
+        raise UsageError(f"--min-docs {args.min_docs}: give a positive number of documents")
+    from oeb.cli._slices import configured
+
+    view.slicing = Slicing(parse_buckets(args.bucket, configured(args.config)), args.min_docs)
+    if args.mix or args.mix_from:
+        traits = traits_of(view.runs, args, "view")
+        view.slicing = Slicing(traits.edges, args.min_docs, read_mix(args, traits, []), traits)

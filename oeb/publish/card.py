@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 import oeb
+from oeb import storage
 from oeb.report import Run
 from oeb.report.tables import markdown, markdown_table
 
@@ -59,15 +60,22 @@ def _graded(row: dict[str, Any], key: str) -> str:
     return str((row["provenance"] or {}).get(key, "unrecorded"))
 
 
-def card(board: dict[str, Any], table: dict[str, Any], where: str) -> str:
+NO_GOLD = (
+    "- gold: none published (`oeb publish --no-gold`): verdicts.parquet's gold columns are empty, details/ is left "
+    "out and failed documents' errors keep only their kind; the scores are whole\n"
+)
+
+
+def card(board: dict[str, Any], table: dict[str, Any], where: str, *, gold: bool = True) -> str:
     """README.md: YAML front matter as Hub dataset cards have, then the leaderboard, the dataset and
-    its commit, and per row its folder, scorer digest and oeb version; `where` is the destination's URL."""
+    its commit, and per row its folder, scorer digest and oeb version; `where` is the destination's URL
+    (a local one is named relatively: the card is read from its own folder, wherever it is copied)."""
     front = {
         "pretty_name": f"oeb results on {board['dataset']}",
         "tags": ["oeb", "benchmark", "document-extraction", "evaluation"],
     }
     commit = board["dataset_commit"] or "none (not a Hub dataset)"
-    base = where.rstrip("/")
+    base = "." if storage.is_local(where) else where.rstrip("/")  # no path of this machine in a published file
     scorers = ", ".join(f"`{digest}`" for digest in sorted({row["scorer"] or "unrecorded" for row in table["rows"]}))
     versions = ", ".join(sorted({_graded(row, "oeb") for row in table["rows"]}))
     folders = markdown_table(
@@ -96,7 +104,9 @@ def card(board: dict[str, Any], table: dict[str, Any], where: str) -> str:
         f"{board['documents']} documents\n"
         f"- scorer digest: {scorers}\n"
         f"- oeb: {versions} (published by oeb {oeb.__version__})\n"
-        f"- the numbers as JSON: `results.json`\n\n"
+        f"- the numbers as JSON: `results.json`\n"
+        + ("" if gold else NO_GOLD)
+        + "\n"
         + markdown(board)
         + "\n## Run folders\n\n"
         + folders

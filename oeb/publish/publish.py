@@ -21,6 +21,7 @@ from oeb import storage
 from oeb.errors import PublishError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.publish.card import card, folder_name, results, setting, setting_key
 from oeb.publish.destination import CARD, RESULTS, Destination, open_destination
+from oeb.publish.gold import without_gold
 from oeb.publish.scan import Scanner
 from oeb.report import Run, leaderboard, load_run
 from oeb.report.runs import labelled
@@ -43,8 +44,8 @@ class Published:
     rows: list[dict[str, Any]]
 
 
-def _files_of(run: Run, records: bool) -> dict[str, bytes]:
-    """The run folder's files to publish, by their path under DEST."""
+def _files_of(run: Run, records: bool, gold: bool = True) -> dict[str, bytes]:
+    """The run folder's files to publish, by their path under DEST (without `gold`: no gold value)."""
     kept = (*PUBLISHED, RECORDS) if records else PUBLISHED
     paths = [
         path
@@ -58,8 +59,10 @@ def _files_of(run: Run, records: bool) -> dict[str, bytes]:
     for path, data in sorted(storage.read_many(run.url, paths).items()):
         if isinstance(data, StorageError):
             raise data
-        files[f"{name}/{path}"] = data
-    return files
+        files[path] = data
+    if not gold:
+        files = without_gold(files)
+    return {f"{name}/{path}": data for path, data in files.items()}
 
 
 def _earlier(destination: Destination) -> list[dict[str, Any]]:
@@ -84,8 +87,11 @@ def _earlier(destination: Destination) -> list[dict[str, Any]]:
     return rows
 
 
-def publish(urls: Sequence[str], dest: str, *, records: bool = True, message: str | None = None) -> Published:
-    """Publish the graded runs at `urls` to `dest` (see the module's docstring)."""
+def publish(
+    urls: Sequence[str], dest: str, *, records: bool = True, gold: bool = True, message: str | None = None
+) -> Published:
+    """Publish the graded runs at `urls` to `dest` (see the module's docstring); without `gold`, no
+    published file holds a gold value (`oeb.publish.gold`) and the card says so."""
     runs = [load_run(url) for url in urls]
     for run in runs:
         dataset = run.named("dataset")
@@ -119,10 +125,11 @@ def publish(urls: Sequence[str], dest: str, *, records: bool = True, message: st
     table = results(board, every)
     files: dict[str, bytes] = {}
     for run in runs:
-        files |= _files_of(run, records)
+        files |= _files_of(run, records, gold)
     files[RESULTS] = (json.dumps(table, indent=2, ensure_ascii=False) + "\n").encode()
-    files[CARD] = card(board, table, destination.address).encode()
-    Scanner.for_folders([run.url for run in runs if storage.is_local(run.url)]).check(files)
+    files[CARD] = card(board, table, destination.address, gold=gold).encode()
+    local = [run.url for run in runs if storage.is_local(run.url)]
+    Scanner.for_folders(local + ([dest] if storage.is_local(dest) else [])).check(files)
     same = destination.unchanged(files)
     new = {path: data for path, data in files.items() if path not in same}
     made = None

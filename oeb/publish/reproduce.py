@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oeb import storage
+from oeb.dataset import named_by_folder
 from oeb.errors import OebError, ReportError, StorageError
 from oeb.report import Run, compare, load_run
 
@@ -63,10 +64,44 @@ class Reproduction:
         return sorted(docs, key=lambda doc: (-abs(doc["delta"]), doc["id"]))[:top]
 
 
+_NOT_PUBLISHED = "<from you, not the published run>"
+"""Stands in the rerun's config for an endpoint or local path the published run named (or that has no
+default): the user's `--set` replaces it; left as it is, the rerun is refused."""
+
+
+def _own_options(published: Run) -> tuple[str, dict[str, Any], list[str]]:
+    """The published system, its options without endpoints and local paths (those at the adapter's
+    default, or `_NOT_PUBLISHED` where the run named its own path or there is no usable default: none,
+    or "" as azure-cu's endpoint), and the names of those the user must give."""
+    from oeb.systems import adapter_class
+    from oeb.systems._options import REQUIRED
+
+    settings = published.settings
+    if not all(isinstance(settings.get(key) or {}, dict) for key in ("options", "located")):
+        raise ReportError(f"{published.url}'s settings.json holds options that are not a JSON object; restore it")
+    system = str(settings["system"])
+    cls = adapter_class(system)
+    defaults = {info.name: info.default for info in cls.describe_options()}
+    published_options = {**(settings.get("options") or {}), **(settings.get("located") or {})}
+    options = {key: value for key, value in published_options.items() if key not in (*cls.located, *cls.paths)}
+    needed = []
+    for key in (*cls.located, *cls.paths):
+        default = defaults.get(key, REQUIRED)
+        unusable = default == REQUIRED or (key in cls.located and default == "")  # azure-cu's endpoint
+        if unusable or (key in cls.paths and published_options.get(key, default) != default):
+            options[key] = _NOT_PUBLISHED
+            needed.append(key)
+        else:
+            options[key] = default
+    return system, options, needed
+
+
 def config_tree(published: Run, sets: Sequence[str], limit: int | None) -> dict[str, Any]:
-    """The config of a run that asks what the published run asked: its settings' system, options (and
-    the endpoints it used), dataset commit, manifest, rows and time limit, over its config.yaml's pace,
-    concurrency and budget when it has one (on a Ray of this machine); then `limit` and the `--set`s."""
+    """The config of a run that asks what the published run asked: its settings' system and options
+    (less its endpoints and local paths: those come from `--set` alone), dataset commit, manifest, rows
+    and time limit, over its config.yaml's pace, concurrency and budget when it has one (on a Ray of
+    this machine); then `limit` and the `--set`s. A published folder never chooses where the user's key
+    is sent, what is fetched or which local file is written."""
     from oeb.run.plan._set import apply_sets
     from oeb.run.plan.config import RayConfig, SpendLimit, read_tree
 
@@ -79,19 +114,33 @@ def config_tree(published: Run, sets: Sequence[str], limit: int | None) -> dict[
     if settings.get("dataset_commit"):
         dataset = f"{dataset}@{settings['dataset_commit']}"
     rows = settings.get("rows") or {}
+    system, options, needed = _own_options(published)
     tree |= {
         "dataset": dataset,
         "manifest": settings.get("manifest") or "manifest.parquet",
         "scorers": {"field_matching": {}},
         "rows": {"sample": rows.get("sample", 0), "limit": rows.get("limit", 0), "only": rows.get("only")},
         "timeout": settings.get("timeout_s") or tree.get("timeout") or 1800.0,
-        "system": {settings["system"]: {**(settings.get("options") or {}), **(settings.get("located") or {})}},
+        "system": {system: options},
     }
     if isinstance(tree.get("ray"), dict):
         tree["ray"]["address"] = None  # the publisher's cluster is not this machine's
     if limit is not None:
         tree["rows"]["limit"] = limit
-    return apply_sets(tree, list(sets))
+    tree = apply_sets(tree, list(sets))
+    if tree.get("dataset") == dataset:  # not replaced by the user's --set dataset=...
+        named_by_folder(settings["dataset"], published.url, "--set dataset=URL")
+    given = tree["system"].get(system) if isinstance(tree.get("system"), dict) else None
+    for key in needed:
+        if isinstance(given, dict) and given.get(key) == _NOT_PUBLISHED:
+            named = {**(settings.get("options") or {}), **(settings.get("located") or {})}.get(key)
+            why = (
+                f"{published.url} names {key}={named!r}, which a published run does not choose"
+                if named not in (None, "")
+                else f"{system} needs the option {key}, which has no default"
+            )
+            raise ReportError(f"{why}; give your own: --set system.{system}.{key}=VALUE")
+    return tree
 
 
 def _adapter(run: Run) -> str | None:
@@ -191,6 +240,8 @@ def reproduce(
         )
     if reuse and (sets or limit is not None):
         raise ReportError("--reuse grades the published answers as they are; leave out --set and --rows.limit")
+    if reuse:  # graded against the dataset the folder names: never a URL on its word
+        named_by_folder(published.settings.get("dataset"), published.url, "--set dataset=URL, without --reuse")
     folder = _regrade(published, out) if reuse else _rerun(published, sets, limit, out, confirm)
     reproduced = dataclasses.replace(load_run(folder), label=published.label)
     ids = set(reproduced.doc_ids)

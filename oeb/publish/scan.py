@@ -6,10 +6,11 @@ value cannot be taken back (its history keeps it), so every file is read before 
 and the publish is refused, in one line naming the file and what was found (never the secret
 itself), when it holds
 
-- the value of a variable that holds a key: every system's key variables (as the registry knows
-  them, stand-ins and plugins included) and the storage and Hub credentials (`EXTRA_VARIABLES`);
-- a string shaped like a key (`KEY_PATTERNS`: OpenAI-style `sk-`, Hugging Face `hf_`, AWS access
-  key ids, GitHub tokens, private-key blocks, bearer tokens);
+- the value of a variable that holds a key: every system's key variables (the registry's list, stand-ins,
+  every LLM provider's and plugins' included) and the storage and Hub credentials (`EXTRA_VARIABLES`);
+- a string shaped like a key (`KEY_PATTERNS`: OpenAI, Anthropic and OpenRouter `sk-`, Google `AIza`,
+  LlamaCloud `llx-`, Hugging Face `hf_`, AWS access key ids, GitHub tokens, private-key blocks, bearer
+  tokens; the other vendors' keys have no shape of their own and are found by their variables' values);
 - an absolute local path: the user's home folder, the folder the run lives in, the working folder.
 
 Parquet files are compressed, so their values are read as a table and searched as text.
@@ -27,20 +28,21 @@ from pathlib import Path
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type information
 
-from oeb.errors import OebError, SecretFound
+from oeb.errors import SecretFound
 
 EXTRA_VARIABLES = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "HF_TOKEN",
     "HUGGING_FACE_HUB_TOKEN",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
+    "GOOGLE_API_KEY",
     "GITHUB_TOKEN",
 )
 """Credentials no system declares but a machine that publishes often holds."""
 KEY_PATTERNS = {
     "an API key (sk-...)": re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),
+    "a Google API key (AIza...)": re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
+    "a LlamaCloud key (llx-...)": re.compile(r"\bllx-[A-Za-z0-9]{20,}"),
     "a Hugging Face token (hf_...)": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
     "an AWS access key id (AKIA...)": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     "a GitHub token (ghp_...)": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}"),
@@ -53,18 +55,11 @@ refuse ordinary text."""
 
 
 def secret_variables() -> list[str]:
-    """Every variable that may hold a key: the systems' own (and their stand-ins), then `EXTRA_VARIABLES`."""
-    from oeb.systems import adapter_class, names
-    from oeb.systems.registry import LLM
+    """Every variable that may hold a key: every system's (the registry's list, plugins included),
+    then `EXTRA_VARIABLES`."""
+    from oeb.systems.registry import key_variables
 
-    found: list[str] = []
-    for name in [*names(), LLM]:
-        try:
-            cls = adapter_class(name)
-        except OebError:  # a plugin that cannot load declares nothing here; the run would have said so
-            continue
-        found += [*cls.keys, *(cls.stand_ins.get(key) or "" for key in cls.keys)]
-    return list(dict.fromkeys(v for v in [*found, *EXTRA_VARIABLES] if v))
+    return list(dict.fromkeys([*key_variables(), *EXTRA_VARIABLES]))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 import referencing.exceptions
 
 from oeb import _json, storage
-from oeb.dataset import DEFAULT_MANIFEST, Dataset, Row, open_dataset
+from oeb.dataset import DEFAULT_MANIFEST, Dataset, Row, named_by_folder, open_dataset
 from oeb.errors import ReportError, ReportMismatch, SchemaError, UsageError
 from oeb.report.runs import Run
 from oeb.schema_refs import local_registry
@@ -90,6 +90,8 @@ def dataset_of(runs: Sequence[Run], given: str | None) -> Dataset:
             )
         return open_dataset(given)
     url, commit = named.named("dataset"), named.named("dataset_commit")
+    if given is None or given != url:  # a URL to fetch only when the user names it
+        url = named_by_folder(url, named.url)
     opened = open_dataset(f"{url}@{commit}" if commit else url, named.named("manifest") or DEFAULT_MANIFEST)
     if given is not None and open_dataset(given, opened.manifest).identity != opened.identity:
         raise ReportMismatch(

@@ -14,12 +14,13 @@ from oeb.report.runs import Run
 from oeb.scoring import RESULTS
 
 
-def _accuracy(line: dict[str, Any]) -> float:
+def document_score(line: dict[str, Any]) -> float:
+    """A document's share of the headline: its accuracy, 0 when it failed."""
     return line["accuracy"] if line["status"] == "scored" else 0.0
 
 
 def _headline(run: Run) -> float:
-    return sum(_accuracy(line) for line in run.lines) / len(run.lines) if run.lines else 0.0
+    return sum(document_score(line) for line in run.lines) / len(run.lines) if run.lines else 0.0
 
 
 def _moved(a: dict[str, Any], b: dict[str, Any]) -> dict[str, int]:
@@ -50,8 +51,8 @@ def compare(a: Run, b: Run, top: int = 10) -> dict[str, Any]:
             {
                 "id": line_a["id"],
                 "status": [line_a["status"], line_b["status"]],
-                "accuracy": [_accuracy(line_a), _accuracy(line_b)],
-                "delta": _accuracy(line_b) - _accuracy(line_a),
+                "accuracy": [document_score(line_a), document_score(line_b)],
+                "delta": document_score(line_b) - document_score(line_a),
                 "moved": _moved(line_a, line_b),
             }
         )

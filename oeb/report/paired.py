@@ -43,10 +43,18 @@ def _blocks(documents: int) -> Iterator[int]:
 
 
 def bootstrap_means(diffs: Floats, seed: int = SEED) -> Floats:
-    """RESAMPLES means of the differences, each over the documents drawn with replacement."""
+    """RESAMPLES means of the differences, each over the documents drawn with replacement. A 2-D array
+    (documents x columns) gives RESAMPLES x columns: each column's means over the same draws, so a
+    column minus another is exactly the bootstrap of their paired difference (`oeb.report.slices`)."""
     rng = np.random.default_rng(seed)
     n = len(diffs)
-    means = [diffs[rng.integers(0, n, size=(block, n), dtype=np.int32)].mean(axis=1) for block in _blocks(n)]
+    means = []
+    for block in _blocks(n):
+        picks = rng.integers(0, n, size=(block, n), dtype=np.int32)
+        if diffs.ndim == 1:
+            means.append(diffs[picks].mean(axis=1))
+        else:
+            means.append(np.stack([diffs[:, k][picks].mean(axis=1) for k in range(diffs.shape[1])], axis=1))
     return np.concatenate(means)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oeb import _json, storage
+from oeb._manifest import is_file_name
 from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run.grade import pages
@@ -142,6 +143,8 @@ def _line_problem(line: Any) -> str | None:
     """Why a scores.jsonl line is not one `oeb grade` writes (a hand-edited or foreign file), or None."""
     if not isinstance(line, dict) or not isinstance(line.get("id"), str):
         return "is not an object with an id"
+    if not is_file_name(line["id"]):  # ids name files (records/<id>.json, an export's pages): never a path
+        return f"names the document {line['id']!r}, which is not a file name (one path component)"
     if line.get("status") not in ("scored", "failed") or not isinstance(line.get("row"), dict | None):
         return f"of {line['id']} has no status scored or failed, or a row that is not an object"
     if line["status"] == "scored" and not all(_number(line.get(key)) for key in ("accuracy", "total", *RESULTS)):

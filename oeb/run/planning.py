@@ -92,6 +92,9 @@ class Plan:
             f"  {self.folder.url}: {'resumed' if self.resumed else 'new'} run, {len(self.to_ask)} documents to "
             f"predict with {config.system}, {asking}, {where}",
         ]
+        options = config.adapter.shown_options()  # where the key goes, and what is not the default
+        if options:
+            lines.append(f"  {config.system} options: {', '.join(f'{k}={v!r}' for k, v in options.items())}")
         if self.reused:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
         if self.spilled:

@@ -79,6 +79,10 @@ class Adapter:
     workers: ClassVar[int] = 5
     retry: ClassVar[RetryPolicy] = RetryPolicy()
     located: ClassVar[tuple[str, ...]] = ()
+    """Options that say where the system is reached (a base URL, an endpoint): where its key is sent."""
+    paths: ClassVar[tuple[str, ...]] = ()
+    """Options naming a local file or folder. Neither these nor `located` are taken from a published
+    run folder (`oeb reproduce`): a stranger's folder must not choose where a key goes or what is written."""
     price: ClassVar[Price | None] = None
     """The published list price (None where the vendor publishes none usable per page or document)."""
     submits: ClassVar[bool] = False
@@ -114,6 +118,12 @@ class Adapter:
         """Every option as plain JSON, in declaration order: what records and settings store."""
         return {f.name: _options.plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
+    def shown_options(self) -> dict[str, Any]:
+        """What a plan shows of the options: where the system is reached (always: that is where its key
+        goes) and every other option not at its default."""
+        defaults = {info.name: info.default for info in self.describe_options()}
+        return {k: v for k, v in self.options().items() if k in type(self).located or v != defaults[k]}
+
     @property
     def label(self) -> str:
         """Prefix of run folders."""
@@ -125,6 +135,12 @@ class Adapter:
             if candidate and os.environ.get(candidate):
                 return os.environ[candidate]
         raise MissingKey(f"{self.label} needs the environment variable {variable}: export it and run again")
+
+    @classmethod
+    def key_variables(cls) -> tuple[str, ...]:
+        """Every variable that may hold this system's key, whatever its options: `keys` and their
+        stand-ins (`oeb publish` searches for their values; the registry lists the shipped ones)."""
+        return tuple(dict.fromkeys(v for key in cls.keys for v in (key, cls.stand_ins.get(key)) if v))
 
     def key_names(self) -> tuple[str, ...]:
         """The key variables these options need (`keys`, unless an option picks another service)."""

@@ -104,8 +104,17 @@ class LLMSingleShot(Adapter):
     def label(self) -> str:
         return self.model.replace("/", "__")
 
+    @classmethod
+    def key_variables(cls) -> tuple[str, ...]:
+        """OpenRouter's key and its stand-in, then each provider's own (the `provider` option picks one)."""
+        return tuple(dict.fromkeys([*super().key_variables(), *(p.key for p in PROVIDERS.values())]))
+
     def key_names(self) -> tuple[str, ...]:
         return (PROVIDERS[self.provider].key,)
+
+    def shown_options(self) -> dict[str, Any]:
+        """As every adapter's, with the endpoint the key goes to: the provider's when base_url is unset."""
+        return super().shown_options() | {"base_url": self.base_url or PROVIDERS[self.provider].base_url}
 
     def _provider(self) -> Provider:
         cls = PROVIDERS[self.provider]

@@ -51,6 +51,7 @@ class Mock(Adapter):
     name: ClassVar[str] = "mock"
     description: ClassVar[str] = "OFFLINE SIMULATION: answers from the gold with seeded mistakes and faults (no key)"
     uses_gold: ClassVar[bool] = True
+    paths: ClassVar[tuple[str, ...]] = ("gold", "calls_log")
 
     gold: str = field(
         default="", metadata={"help": "folder of <document stem>.json gold files; '' = the dataset's gold"}

@@ -38,6 +38,19 @@ SHIPPED = {
     "replay": "oeb.systems.replay:Replay",
 }
 _LLM_CLASS = "oeb.systems.llm:LLMSingleShot"
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "azure-cu": ("AZURE_CU_KEY",),
+    "datalab": ("DATALAB_API_KEY",),
+    "extend": ("EXTEND_API_KEY",),
+    "llamaextract": ("LLAMA_CLOUD_API_KEY", "LLAMAPARSE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "mock": (),
+    "reducto": ("REDUCTO_API_KEY",),
+    "replay": (),
+    LLM: ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"),
+}
+"""Each shipped system's `Adapter.key_variables()`, written out so that naming every key variable
+(`oeb publish`'s secret scan) imports no adapter; a test holds it equal to what the classes declare."""
 
 
 @functools.cache
@@ -69,6 +82,19 @@ def plugins() -> dict[str, importlib.metadata.EntryPoint]:
 def names() -> list[str]:
     """Every system name except model ids (any `org/model` works), sorted."""
     return sorted([*SHIPPED, *plugins()])
+
+
+def key_variables() -> list[str]:
+    """Every variable that may hold a system's key: the shipped systems' (`KEY_VARIABLES`, no adapter
+    imported) and each installed plugin's (a plugin alone knows its own: it is loaded; one that cannot
+    load declares none)."""
+    found = [variable for variables in KEY_VARIABLES.values() for variable in variables]
+    for name in plugins():
+        try:
+            found += adapter_class(name).key_variables()
+        except PluginError:
+            continue
+    return list(dict.fromkeys(found))
 
 
 def _import(target: str) -> Any:

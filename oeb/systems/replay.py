@@ -44,6 +44,7 @@ class Replay(Adapter):
     retry: ClassVar[RetryPolicy] = RetryPolicy(retries=0)
     """A replayed failure would only repeat itself."""
     price: ClassVar[Price | None] = Price(usd_per_document=0.0, source="replay asks no one")
+    paths: ClassVar[tuple[str, ...]] = ("source",)
 
     source: str = field(metadata={"help": "a run folder, or a folder of <id>.json predictions"})
 

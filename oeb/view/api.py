@@ -25,6 +25,7 @@ from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_o
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page
+from oeb.view.slices import Slicing
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
@@ -47,6 +48,7 @@ class View:
     runs: list[Run]
     board: dict[str, Any]
     audit: bool = False
+    slicing: Slicing = field(default_factory=Slicing)
     _verdicts: dict[str, pa.Table] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfText]] = field(default_factory=OrderedDict, repr=False)

@@ -8,9 +8,13 @@ same shell works under this server and in an export (`oeb.view.export`) served b
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import html
+import ipaddress
 import json
 import logging
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -20,7 +24,7 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from oeb.errors import OebError, ViewNotFound
+from oeb.errors import OebError, UsageError, ViewNotFound
 from oeb.view.api import SCALE, View
 
 if TYPE_CHECKING:
@@ -41,12 +45,15 @@ _ROUTES = Map(
         Rule("/documents/<path:doc_id>", endpoint="documents"),
         Rule("/schema/<path:doc_id>", endpoint="schema"),
         Rule("/audit", endpoint="audit"),
+        Rule("/slices", endpoint="slices"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
         Rule("/api/fields", endpoint="api_fields"),
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
         Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
         Rule("/api/audit", endpoint="api_audit"),
+        Rule("/api/slices", endpoint="api_slices"),
+        Rule("/api/mix", endpoint="api_mix"),
         Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
     ]
 )
@@ -81,14 +88,52 @@ def _json_response(value: Any, status: int = 200) -> Response:
     return Response(to_json(value), status=status, mimetype="application/json", headers={"Cache-Control": "no-store"})
 
 
-class App:
-    """The WSGI application over one `View`."""
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain", "ip6-localhost"})
 
-    def __init__(self, view: View) -> None:
+
+def is_loopback(host: str) -> bool:
+    """Whether `--host` keeps the server to this machine (a loopback address or the name localhost)."""
+    try:
+        return host.lower() in LOCAL_NAMES or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts(host: str) -> frozenset[str]:
+    """The names a request's `Host` may give: localhost's, and the address the server is bound to (for
+    a wildcard address, this machine's name and addresses). Any other name reaching this port is a
+    rebound one (DNS rebinding: a web page the user visits reading the private benchmark)."""
+    names = {*LOCAL_NAMES, host.lower().strip("[]")}
+    if host in ("0.0.0.0", "::", ""):
+        fqdn = socket.getfqdn()
+        names |= {socket.gethostname().lower(), fqdn.lower()}
+        with contextlib.suppress(OSError):
+            names |= {str(info[4][0]) for info in socket.getaddrinfo(fqdn, None)}
+    return frozenset(names)
+
+
+def _host_name(header: str) -> str:
+    """The name in a `Host` header, port and IPv6 brackets left out."""
+    if header.startswith("["):
+        return header[1 : header.find("]")].lower()
+    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
+
+
+class App:
+    """The WSGI application over one `View`, answering only requests that name an allowed host."""
+
+    def __init__(self, view: View, hosts: frozenset[str] = LOCAL_NAMES) -> None:
         self.view = view
+        self.hosts = hosts
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        response = self._respond(Request(environ))
+        request = Request(environ)
+        if _host_name(request.headers.get("Host", "")) not in self.hosts:
+            response = Response(  # naming no host: a rebound page must learn nothing of this machine
+                "oeb view answers only requests to localhost or the address it listens on\n", 403, mimetype="text/plain"
+            )
+        else:
+            response = self._respond(request)
         return response(environ, start_response)
 
     def _respond(self, request: Request) -> Response:
@@ -121,7 +166,7 @@ class App:
 
     def _answer(self, endpoint: str, values: Mapping[str, Any], request: Request) -> Response:
         view, run = self.view, request.args.get("run")
-        if endpoint in ("board", "fields", "audit"):
+        if endpoint in ("board", "fields", "audit", "slices"):
             if endpoint == "audit" and not view.audit:
                 raise ViewNotFound("the gold audit is not shown; start oeb view with --audit")
             if endpoint == "fields" and run is not None:
@@ -144,15 +189,45 @@ class App:
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
-            "api_fields": lambda: view.fields_json(run, request.args.get("suite")),
+            "api_fields": lambda: _fields(view, run, request.args),
             "api_documents": lambda: view.document_json(run, values["doc_id"]),
             "api_schema": lambda: view.schema_json(run, values["doc_id"]),
             "api_audit": view.audit_json,
+            "api_slices": lambda: _slices(view, request.args.get("trait")),
+            "api_mix": lambda: view.slicing.mix_json(view),
         }[endpoint]
         return _json_response(answer())
 
 
+def _fields(view: View, run: str | None, args: Mapping[str, str]) -> Any:
+    """`/api/fields`: a run's fields, over a suite's documents, or a slice's (`trait` and `value`)."""
+    if "trait" in args:
+        return view.slicing.fields_json(view, run, args["trait"], args.get("value", ""))
+    return view.fields_json(run, args.get("suite"))
+
+
+def _slices(view: View, trait: str | None) -> Any:
+    """`/api/slices`: the traits there are; `?trait=T`: the runs sliced by T."""
+    return view.slicing.traits_json(view) if trait is None else view.slicing.slices_json(view, trait)
+
+
 def server(view: View, host: str, port: int) -> BaseWSGIServer:
-    """A threaded HTTP server of the app on host:port (0: a free port), not yet serving."""
+    """A threaded HTTP server of the app on host:port (0: a free port), not yet serving; a port that is
+    taken or an address this machine lacks is refused in one line (`UsageError`). The socket is bound
+    here: werkzeug's own bind prints two lines and exits."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request on the terminal
-    return make_server(host, port, App(view), threaded=True)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        listening = socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise UsageError(
+                f"port {port} on {host} is taken by another program; try --port 0 (any free port)"
+            ) from None
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({error.strerror or error}); give another --port or --host"
+        ) from None
+    with listening:  # werkzeug takes a duplicate of its descriptor
+        httpd = make_server(host, port, App(view, allowed_hosts(host)), threaded=True, fd=listening.fileno())
+    httpd.server_name, httpd.server_port = host, httpd.port  # what HTTPServer's own bind would have set
+    return httpd

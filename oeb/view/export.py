@@ -11,6 +11,11 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL
     api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
     api/audit.json                            GET /api/audit (with --audit)
+    slices.html, api/slices.json              GET /api/slices (the traits)
+    api/slices/<T>.json                       GET /api/slices?trait=TRAIT (T: the trait's place in slices.json)
+    api/runs/<N>/slices/<T>/<V>.json          GET /api/fields?run=LABEL&trait=TRAIT&value=VALUE (V: the value's
+                                              place in the trait's values in slices.json)
+    api/mix.json                              GET /api/mix (with --mix or --mix-from)
     pages/<DOC_ID>/<PAGE>.png                 GET /pages/DOC_ID/PAGE.png
 
 A DOC_ID is a file name (the manifest checks make it one), so it names its files as it is; URLs carry
@@ -21,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
 
 from oeb import storage
+from oeb.errors import PageTooLarge, ReportError, StorageFormatError, UsageError
 from oeb.view.api import View
 from oeb.view.app import STATIC, shell, to_json
 
@@ -30,11 +37,37 @@ _THREADS = 4
 """Documents exported at once: rendering and writing overlap (PDFium and the writes release the GIL)."""
 
 
+MARKER = ".oeb-view-export"
+"""The list of files an export wrote (JSON), kept in its folder: the next export into that folder
+removes those it does not write again, and a folder without it that holds anything is refused."""
+
+
+def _earlier(folder: str) -> list[str]:
+    """The files an earlier export wrote into `folder` (none for an empty or new folder); a folder
+    holding files oeb did not write is refused, so an export never mixes with or overwrites them."""
+    listing = storage.list_files(folder)
+    if not listing:
+        return []
+    try:
+        earlier = storage.read_json(storage.join(folder, MARKER)) if MARKER in listing else None
+    except StorageFormatError:
+        earlier = None
+    if not isinstance(earlier, list) or not all(isinstance(path, str) for path in earlier):
+        raise UsageError(
+            f"{folder} holds {len(listing)} files that oeb view did not write; export into an empty or new folder"
+        )
+    return [path for path in earlier if path in listing and path != MARKER]
+
+
 def export(view: View, folder: str) -> int:
-    """Write the whole app under `folder` (local or s3://); returns the number of files written."""
+    """Write the whole app under `folder` (local or s3://); returns the number of files written. The
+    files of an earlier export there that this one does not write are removed (no stale pages)."""
+    earlier = _earlier(folder)
     written: list[str] = []  # list.append is atomic: the documents' threads share it
 
     def put(path: str, data: bytes) -> None:
+        if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:  # ids are checked on loading
+            raise ReportError(f"the export file {path!r} would land outside {folder}; nothing more is written")
         storage.write_bytes(storage.join(folder, path), data)
         written.append(path)
 
@@ -50,10 +83,14 @@ def export(view: View, folder: str) -> int:
         put(f"api/runs/{number}/fields.json", to_json(view.fields_json(label)))
         for index, suite in enumerate(view.board["suites"]):
             put(f"api/runs/{number}/fields/{index}.json", to_json(view.fields_json(label, suite)))
+    _slices(view, put)
     with ThreadPoolExecutor(_THREADS) as pool:
         for done in [pool.submit(_document, view, doc_id, put) for doc_id in view.doc_ids]:
             done.result()
-    return len(written)
+    storage.write_json(storage.join(folder, MARKER), sorted(written))
+    for stale in set(earlier) - set(written):
+        storage.remove(storage.join(folder, stale))
+    return len(written) + 1  # and the list of them
 
 
 def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> None:
@@ -64,4 +101,22 @@ def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> Non
         put(f"api/runs/{number}/documents/{doc_id}.json", to_json(view.document_json(label, doc_id)))
         put(f"api/runs/{number}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
     for number in range(1, view.page_count(doc_id) + 1):
-        put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
+        try:
+            put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
+        except PageTooLarge:  # left out: the page shows no image, as the server answers 404 for it
+            continue
+
+
+def _slices(view: View, put: Callable[[str, bytes], None]) -> None:
+    """The slices page and its answers: the traits, each trait's slices, the mix when one is shown."""
+    put("slices.html", shell("slices", static=True, root="", audit=view.audit).encode())
+    listed = view.slicing.traits_json(view)
+    put("api/slices.json", to_json(listed))
+    for number, entry in enumerate(listed["traits"]):
+        put(f"api/slices/{number}.json", to_json(view.slicing.slices_json(view, entry["trait"])))
+        for run, label in enumerate(view.labels):
+            for index, value in enumerate(entry["values"]):
+                rows = view.slicing.fields_json(view, label, entry["trait"], value)
+                put(f"api/runs/{run}/slices/{number}/{index}.json", to_json(rows))
+    if listed["mix"]:
+        put("api/mix.json", to_json(view.slicing.mix_json(view)))

@@ -20,7 +20,7 @@ from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
-from oeb.errors import StorageFormatError
+from oeb.errors import PageTooLarge, StorageFormatError
 from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, canonical_key
 
 _PDFIUM = threading.Lock()
@@ -188,9 +188,21 @@ def locate(pdf: PdfText, value: Any) -> list[Location]:
     return places
 
 
+MAX_PIXELS = 40_000_000
+"""The largest page rendered (pixels at the view's scale): an A0 sheet at 1.5 is about 12 million. A
+hostile 14,400-point page would ask PDFium for a 1.9 GB bitmap; past this it is refused instead."""
+
+
 def render_page(data: bytes, page: int, *, scale: float = 1.5) -> bytes:
-    """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point."""
+    """The page (from 1) of the PDF as a PNG, `scale` pixels per PDF point; `PageTooLarge` for a page
+    of more than `MAX_PIXELS`."""
     with _opened(data) as document:
+        width, height = document[page - 1].get_size()
+        if width * height * scale * scale > MAX_PIXELS:
+            raise PageTooLarge(
+                f"page {page} is {width:.0f} x {height:.0f} points, too large to render (at most "
+                f"{MAX_PIXELS / 1e6:.0f} million pixels at {scale:g} pixels a point)"
+            )
         image = document[page - 1].render(scale=scale).to_pil()
     out = io.BytesIO()
     image.save(out, format="PNG")

@@ -162,6 +162,8 @@ def _in_record(text: str) -> Callable[[Path], None]:
         ("hf_" + "Q" * 34, "the value of HF_TOKEN"),
         ("Authorization: Bearer " + "x" * 40, "shaped like a bearer token"),
         ("sk-" + "a1" * 16, "shaped like an API key"),
+        ("AIza" + "Sy0-" * 8 + "abc", "shaped like a Google API key"),
+        ("gemini-users-own-key", "the value of GEMINI_API_KEY"),
         (str(Path.home() / "keys" / "gold.json"), f"the local path {Path.home()}"),
     ],
 )
@@ -169,6 +171,7 @@ def test_a_secret_or_local_path_is_refused_before_any_upload(
     runs, fake_hub, tmp_path, monkeypatch, capsys, text: str, found: str
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_" + "Q" * 34)
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-users-own-key")
     repo_id = _repo(fake_hub)
     folder = _planted(runs, tmp_path, _in_record(text))
     requests, commits = len(fake_hub.requests), len(fake_hub.commits)
@@ -312,3 +315,57 @@ def test_the_scan_reads_parquet_values_and_tells_folders_apart(monkeypatch, tmp_
         f"the local path {tmp_path / 'run'} (the run's local folder)"
     )
     assert scanner.problem("run/x.json", json.dumps(str(tmp_path / "running")).encode()) is None  # another folder
+
+
+@pytest.mark.slow
+def test_no_gold_publishes_no_gold_value_and_the_same_numbers(runs, tmp_path, monkeypatch, capsys) -> None:
+    """--no-gold: verdicts.parquet's gold columns empty, no details/, the card saying so; the scores
+    are whole. A local destination is named relatively in the card (no path of this machine)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(tmp_path)  # the working folder is a local path the scan refuses: the card must not name it
+    assert main(["publish", runs["seed0"], "dest", "--no-gold", "--no-records"]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "dest" / _name(runs["seed0"])
+    verdicts = pq.read_table(folder / "field_matching" / "verdicts.parquet")
+    assert verdicts.num_rows > 100
+    assert verdicts["gold_raw"].null_count == verdicts["gold_canon"].null_count == verdicts.num_rows
+    assert not (folder / "field_matching" / "details").exists()
+    gold = Path(SAMPLE_DATASET) / "gold"
+    values = {v for path in gold.iterdir() for v in _strings(json.loads(path.read_text())) if " " in v or "-" in v}
+    graded = " ".join(path.read_text(errors="replace") for path in (folder / "field_matching").rglob("*.json*"))
+    assert values and not [value for value in values if value in graded]
+    card = (tmp_path / "dest" / "README.md").read_text()
+    assert "gold: none published (`oeb publish --no-gold`)" in card and str(tmp_path) not in card
+    assert f"oeb report ./{folder.name} " in card
+    published = _json(capsys, "report", str(folder), "--format", "json")["rows"][0]["headline"]
+    assert published == _json(capsys, "report", runs["seed0"], "--format", "json")["rows"][0]["headline"]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_the_registry_names_every_key_variable_without_importing_an_adapter() -> None:
+    """The scan's list of key variables is the classes' own, read without importing any adapter."""
+    import subprocess
+    import sys
+
+    from oeb.systems import adapter_class
+    from oeb.systems.registry import KEY_VARIABLES, LLM, SHIPPED
+
+    assert set(KEY_VARIABLES) == {*SHIPPED, LLM}
+    for name, variables in KEY_VARIABLES.items():
+        assert adapter_class(name).key_variables() == variables, name
+    assert "GEMINI_API_KEY" in KEY_VARIABLES[LLM]
+    probe = (
+        "import sys; from oeb.publish.scan import secret_variables; names = secret_variables(); "
+        "from oeb.systems.registry import SHIPPED; "
+        "print([m for m in sys.modules if m in {t.split(':')[0] for t in SHIPPED.values()} or m == 'oeb.systems.llm'])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

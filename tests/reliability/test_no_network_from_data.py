@@ -4,6 +4,9 @@ the schema points at sees no request from `oeb check`, `run`, `grade`, `audit` o
 A `$schema` or `$id` URL is only a name, so a dataset naming the probe that way is checked, graded and
 audited as usual; a `$ref`, `$dynamicRef` or `$recursiveRef` leaving the schema refuses the dataset in
 one line naming the document, the keyword and the URL (oeb/schema_refs.py is the one resolver).
+
+A run folder's settings.json cannot make oeb fetch either (its dataset URL, a rerun's endpoint):
+tests/report/test_untrusted_runs.py holds those cases, against a probe of its own.
 """
 
 from __future__ import annotations

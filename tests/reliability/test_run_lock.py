@@ -17,18 +17,20 @@ import uuid
 from pathlib import Path
 
 import pytest
+from fixtures.fault_proxy import FaultProxy
 from fixtures.services import S3_BUCKET
 
 from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
-from oeb.errors import LockLost, RunLocked
+from oeb.errors import LockExpired, LockLost, RunLocked
 from oeb.run import engine
 from oeb.run.folder import lock
 from oeb.run.folder.lock import LOCK_NAME, Holder, hold, holder
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.plan.config import init_tree, load_config, to_yaml
 from reliability.conftest import OebProcess
+from reliability.test_storage_faults import proxy  # noqa: F401  (the fault proxy in front of moto)
 
 
 @pytest.fixture
@@ -136,6 +138,36 @@ class TestObjectStorage:
             with pytest.raises(LockLost, match="taken over by another process"):
                 folder.save("doc", {"error": None, "output": {"a": 1}})
         assert not storage.exists(folder.record_url("doc"))
+
+    def test_a_holder_cut_off_past_the_stale_limit_stops_saving(
+        self,
+        url: str,
+        proxy: FaultProxy,  # noqa: F811
+        s3_env: dict[str, str],
+        monkeypatch,
+    ) -> None:
+        """Two processes across an outage: this one holds the lock through the fault proxy, which then
+        answers it nothing but 503s for longer than STALE_SECONDS; another process (straight to moto)
+        takes the stale lock over and saves. When storage answers this one again, it saves nothing: its
+        save raises `LockExpired`, a storage outage (a run stops with exit 75, its answer spilled)."""
+        monkeypatch.setattr(lock, "STALE_SECONDS", 1.0)
+        monkeypatch.setattr(lock, "HEARTBEAT_SECONDS", 0.1)
+        taker = (
+            "import sys; from oeb.run.folder import lock; from oeb.run.folder.run_folder import RunFolder; "
+            "lock.STALE_SECONDS = 1.0; "
+            "folder = RunFolder(sys.argv[1])\nwith folder.locked('oeb resume'): "
+            "folder.save('doc', {'error': None, 'output': {'by': 'the taker'}})"
+        )
+        folder = RunFolder(url)
+        with folder.locked("oeb resume"):
+            proxy.down = True
+            time.sleep(1.2)
+            env = os.environ | {"AWS_ENDPOINT_URL": s3_env["AWS_ENDPOINT_URL"]}
+            subprocess.run([sys.executable, "-c", taker, url], env=env, check=True, timeout=120)
+            proxy.down = False
+            with pytest.raises(LockExpired, match="was not renewed for over 1 s"):
+                folder.save("doc", {"error": None, "output": {"by": "the one cut off"}})
+        assert storage.read_json(folder.prediction_url("doc")) == {"by": "the taker"}
 
     def test_the_heartbeat_renews_the_lock(self, url: str, monkeypatch) -> None:
         monkeypatch.setattr(lock, "HEARTBEAT_SECONDS", 0.1)

@@ -346,6 +346,7 @@ def small_disk(tmp_path: Path) -> Any:
 
 
 @pytest.mark.slow
+@pytest.mark.must_run  # under CI=true a refused tmpfs mount fails the run
 def test_a_disk_that_fills_mid_run_stops_it_and_resume_buys_nothing_twice(small_disk: Path, tmp_path: Path) -> None:
     calls = tmp_path / "calls.log"
     filler = small_disk / "filler"

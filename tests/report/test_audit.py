@@ -189,6 +189,7 @@ def test_bad_input_is_refused_in_one_line(seeded, make_run, capsys) -> None:
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.must_run
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
 def test_the_html_report_has_an_audit_view_that_opens_the_document(seeded, tmp_path, capsys) -> None:
     out = tmp_path / "report.html"

@@ -52,6 +52,7 @@ def _verdict_cells(dom: str) -> list[str]:
 
 
 @pytest.mark.slow  # four Chromium starts; the fast tests keep one, the clicks below
+@pytest.mark.must_run
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
 def test_the_report_renders_in_chromium(report, dataset, tmp_path) -> None:
     out, urls = report
@@ -97,6 +98,7 @@ select.dispatchEvent(new Event("change"));
 </body>"""
 
 
+@pytest.mark.must_run
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (apt-get install -y chromium)")
 def test_clicks_sort_the_leaderboard_and_open_a_filtered_document(report, tmp_path) -> None:
     out, urls = report

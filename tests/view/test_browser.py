@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from playwright import sync_api
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Served
 
 from oeb.view.export import export
@@ -19,10 +20,9 @@ from oeb.view.export import export
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.slow,  # a browser start and about 20 s of pages
+    pytest.mark.must_run,  # under CI=true a missing Chromium fails the run
     pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
 ]
-
-sync_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@ run never blocks the next one. Object storage has no such lock: on s3:// the loc
 created only if absent (`If-None-Match: *`) and renewed every `HEARTBEAT_SECONDS` by its holder
 (`If-Match` on its ETag). A lock whose holder is gone (a dead pid on this host) or whose heartbeat
 is older than `STALE_SECONDS` is taken over, by one taker only (`If-Match` on the stale ETag); a
-holder that finds its lock taken (it stalled that long) stops writing.
+holder that finds its lock taken (it stalled that long) stops writing, and so does one that could
+not renew it for `STALE_SECONDS` (storage unreachable): as a storage outage, exit 75, its unsaved
+answers kept in the spill folder.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Protocol
 from fsspec.asyn import sync  # type: ignore[import-untyped]  # fsspec ships no type information
 
 from oeb import storage
-from oeb.errors import LockLost, RunLocked, StorageError, StorageNotFoundError
+from oeb.errors import LockExpired, LockLost, RunLocked, StorageError, StorageNotFoundError
 
 LOCK_NAME = ".oeb-lock"
 HEARTBEAT_SECONDS = 10.0
@@ -169,6 +171,8 @@ class _ObjectLock:
         self.holder = Holder.me(command)
         self.lost = False
         self.etag = self._take(url, force)
+        self.renewed = time.monotonic()
+        """When the lock was last written (taken or renewed): past `STALE_SECONDS` it may be another's."""
         self._stop = threading.Event()
         self._beat = threading.Thread(target=self._renew, name="oeb-lock-heartbeat", daemon=True)
         self._beat.start()
@@ -230,26 +234,41 @@ class _ObjectLock:
             return None
         return Holder.parse(data), etag
 
+    def expired(self) -> bool:
+        """Whether the lock went unrenewed for `STALE_SECONDS`: any process may have taken it over since,
+        as this one would have, so it is given up even if storage answers again."""
+        return time.monotonic() - self.renewed > STALE_SECONDS
+
     def _renew(self) -> None:
         """One renewal a beat, each a single attempt (a heartbeat that waited out storage's retries
-        would hold up the release). While storage is down the lock is not renewed; the first renewal
-        after decides: `If-Match` succeeds only if no process took the lock over meanwhile."""
+        would hold up the release). While storage is down the lock is not renewed: a renewal after a
+        short outage succeeds (`If-Match`: no process took the lock over meanwhile); past
+        `STALE_SECONDS` without one the lock counts as lost, and no renewal is tried again."""
         while not self._stop.wait(HEARTBEAT_SECONDS):
+            if self.expired():
+                return
             self.holder = dataclasses.replace(self.holder, heartbeat=time.time())
             try:
                 etag = self._put(retry=False, IfMatch=self.etag)
             except StorageError:
-                continue  # storage unreachable: try again at the next beat
+                continue  # storage unreachable: try again at the next beat, until the lock is stale
             if etag is None:
                 self.lost = True
                 return
-            self.etag = etag
+            if self.expired():  # written late: too late to count, another may have taken it meanwhile
+                return
+            self.etag, self.renewed = etag, time.monotonic()
 
     def check(self) -> None:
         if self.lost:
             raise LockLost(
                 f"{self.url} was taken over by another process while this one stalled for over {STALE_SECONDS:g} s; "
                 "this process stops writing. Check what the other process did, then run oeb resume again"
+            )
+        if self.expired():
+            raise LockExpired(
+                f"the lock {self.url} was not renewed for over {STALE_SECONDS:g} s (storage unreachable), so another "
+                "process may hold it now: this one stops saving"
             )
 
     def release(self) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oeb import storage
-from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, open_dataset
+from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
 from oeb.errors import OebError, RunFolderError, StorageError
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
@@ -169,6 +169,8 @@ def open_folder(
         raise RunFolderError(f"{url} has no predictions/; a folder to grade holds predictions/<id>.json")
     brought = not settings.get("system")
     named = settings.get("dataset")
+    if named and dataset is None:  # a URL to fetch only when the user names it (--dataset)
+        named = named_by_folder(named, folder.url)
     if named and settings.get("dataset_commit"):
         named = f"{named}@{settings['dataset_commit']}"
     opened = open_dataset(dataset or named or SAMPLE_DATASET, manifest or settings.get("manifest") or DEFAULT_MANIFEST)

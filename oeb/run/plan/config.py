@@ -28,12 +28,13 @@ DEFAULT_TIMEOUT = 1800.0
 DEFAULT_REQUESTS_PER_SECOND = 2.0
 """A safety cap above what a vendor's documented concurrency makes, as in the shipped configs."""
 SCORERS = ("field_matching",)
-KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray", "storage")
+KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray", "storage", "slices")
 ROW_KEYS = ("sample", "limit", "only")
 BUDGET_KEYS = ("usd", "credits")
-OPTIONAL_KEYS = ("budget", "storage")
+OPTIONAL_KEYS = ("budget", "storage", "slices")
 """Keys a config may leave out: configs written before budgets existed run with no limit, before
-`storage` with the storage defaults."""
+`storage` with the storage defaults; `slices` (bucket edges of document traits) is read by `oeb
+report --config` only (docs/slices.md)."""
 STORAGE_KEYS = ("retry_s",)
 RAY_KEYS = ("address", "actors", "rate_limit")
 RATE_KEYS = ("requests_per_second", "max_in_flight")

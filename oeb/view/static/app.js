@@ -117,7 +117,7 @@ function fail(error) {
 }
 
 function nav(current) {
-  const items = [["board", "Leaderboard"], ["fields", "Fields"]];
+  const items = [["board", "Leaderboard"], ["fields", "Fields"], ...(globalThis.OEB_NAV || [])];
   if (CONF.audit) items.push(["audit", "Gold audit"]);
   const run = params.get("run");
   document.getElementById("nav").replaceChildren(
@@ -252,7 +252,7 @@ async function fields() {
   runIndex(run);
   if (suite && !suites().includes(suite)) throw new Error(`no suite ${JSON.stringify(suite)}`);
   document.title = `oeb view: fields of ${run}`;
-  const rows = await getJSON(api.fields(run, suite));
+  const rows = await getJSON(params.get("trait") ? globalThis.OEB_SLICE_FIELDS(run) : api.fields(run, suite));
   let sort = { key: "accuracy", up: true };
   const failing = el("section", { id: "failing", "aria-live": "polite" });
   const body = el("tbody", {});
@@ -283,7 +283,7 @@ async function fields() {
   const head = el("tr", {}, columns.map(([key, name]) => el("th", { scope: "col" },
     el("button", { type: "button", onclick: () => { sort = { key, up: sort.key === key ? !sort.up : key !== "path" ? key === "accuracy" : true }; draw(); } }, name))));
   draw();
-  show(el("h1", {}, `Fields of ${run}`),
+  show(el("h1", {}, `Fields of ${run}` + (params.get("trait") ? ` on ${params.get("trait")}=${params.get("value")}` : "")),
     el("div", { class: "controls" },
       runSelect("run", run, RUNS.map((r) => [r.label, r.label]), (chosen) => navigate("fields", { run: chosen, suite })),
       runSelect("suite", suite, [["", "every suite"], ...suites().map((s) => [s, s])], (chosen) => navigate("fields", { run, suite: chosen }))),
@@ -485,7 +485,7 @@ async function audit() {
 
 // -- start ---------------------------------------------------------------------------------------
 
-const VIEWS = { board, fields, documents: documentView, schema, audit };
+const VIEWS = { board, fields, documents: documentView, schema, audit, ...(globalThis.OEB_VIEWS || {}) };
 
 async function start() {
   nav(CONF.view);
