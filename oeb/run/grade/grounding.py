@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from oeb import storage
-from oeb.grounding.cite import Cite, Checked, check, table
+from oeb.grounding.cite import Checked, Cite, check, table
 from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
@@ -27,46 +27,55 @@ log = logging.getLogger("oeb.grade")
 FILE = "grounding.parquet"
 
 
-def _adapter(record: dict[str, Any], made: dict[str, Adapter | None]) -> Adapter | None:
-    """The adapter that answered `record`, as its options made it (None: it cannot be made here)."""
-    from oeb.systems import registry
+class Cites:
+    """Each graded document's answering system and cites, taken from its record as the record comes
+    (the grade stage keeps no record's raw answer after handing its document over)."""
 
-    key = json.dumps([record.get("system"), record.get("options")], sort_keys=True, default=str)
-    if key not in made:
-        try:
-            made[key] = registry.adapter_class(str(record.get("system"))).from_options(record.get("options") or {})
-        except Exception as error:  # an uninstalled plugin, options of another version: not grounded
-            log.warning("%s: its answers are not grounded (%s)", record.get("system"), error)
-            made[key] = None
-    return made[key]
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[str, list[Cite]]] = {}
+        self._seen: set[str] = set()
+        self._made: dict[str, Adapter | None] = {}
 
+    def _adapter(self, record: dict[str, Any]) -> Adapter | None:
+        """The adapter that answered `record`, as its options made it (None: it cannot be made here)."""
+        from oeb.systems import registry
 
-def cites_of(records: dict[str, dict[str, Any]]) -> dict[str, tuple[str, list[Cite]]]:
-    """By doc_id: the answering system and its cites, for every successful record that has any."""
-    made: dict[str, Adapter | None] = {}
-    found: dict[str, tuple[str, list[Cite]]] = {}
-    for doc_id, record in records.items():
-        if record.get("error") is not None or record.get("raw") is None:
-            continue
-        adapter = _adapter(record, made)
+        key = json.dumps([record.get("system"), record.get("options")], sort_keys=True, default=str)
+        if key not in self._made:
+            try:
+                options = record.get("options") or {}
+                self._made[key] = registry.adapter_class(str(record.get("system"))).from_options(options)
+            except Exception as error:  # an uninstalled plugin, options of another version: not grounded
+                log.warning("%s: its answers are not grounded (%s)", record.get("system"), error)
+                self._made[key] = None
+        return self._made[key]
+
+    def take(self, doc_id: str, record: dict[str, Any] | None) -> None:
+        """Keep the cites of a successful record (once per document)."""
+        if doc_id in self._seen or not record or record.get("error") is not None or record.get("raw") is None:
+            return
+        self._seen.add(doc_id)
+        adapter = self._adapter(record)
         if adapter is None:
-            continue
+            return
         try:
             cites = adapter.citations(record["raw"])
         except Exception as error:  # a vendor's answer is hostile: its values are still scored
             log.warning("%s: the citations of %s could not be read (%s)", adapter.name, doc_id, error)
-            continue
+            return
         if cites:
-            found[doc_id] = (adapter.label, cites)
-    return found
+            self.found[doc_id] = (adapter.label, cites)
 
 
-def write(folder: str, dataset: Dataset, rows: Sequence[Row], records: dict[str, dict[str, Any]]) -> Checked:
+def write(
+    folder: str, dataset: Dataset, rows: Sequence[Row], records: dict[str, dict[str, Any]], kept: Cites
+) -> Checked:
     """Write grounding.parquet for the graded rows (or remove a stale one when none has a cite); the
     rows written and the counts of dropped citations and confidences, warned of in one line."""
     url = storage.join(folder, SCORER, FILE)
-    wanted = {row.doc_id for row in rows}
-    found = cites_of({doc_id: record for doc_id, record in records.items() if doc_id in wanted})
+    for row in rows:
+        kept.take(row.doc_id, records.get(row.doc_id))
+    found = {row.doc_id: kept.found[row.doc_id] for row in rows if row.doc_id in kept.found}
     total = Checked([])
     if not found:
         storage.remove(url)
