@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from oeb import storage
+from oeb.errors import StorageNotFoundError
 from oeb.grounding.cite import Checked, Cite, check, table
+from oeb.grounding.join import renumber, value_at
 from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
@@ -33,6 +36,8 @@ class Cites:
 
     def __init__(self) -> None:
         self.found: dict[str, tuple[str, list[Cite]]] = {}
+        self.values: dict[str, dict[str, Any]] = {}
+        """By doc_id, each cited address's predicted value (to find its verdict)."""
         self._seen: set[str] = set()
         self._made: dict[str, Adapter | None] = {}
 
@@ -65,6 +70,21 @@ class Cites:
             return
         if cites:
             self.found[doc_id] = (adapter.label, cites)
+            output = record.get("output")
+            self.values[doc_id] = {c.address: value_at(output, c.address) for c in cites}
+
+
+def _renumbered(url: str, found: dict[str, Any], values: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """By doc_id, each cited address as its verdict writes it (read back from verdicts.parquet)."""
+    verdicts_url = storage.join(url.rsplit("/", 1)[0], "verdicts.parquet")
+    try:
+        table = storage.read_parquet(verdicts_url, ["id", "address", "pred_raw"], filters=[("id", "in", list(found))])
+    except StorageNotFoundError:
+        return {}
+    by_doc: dict[str, list[tuple[str, str]]] = {}
+    for doc_id, address, pred_raw in zip(*(table[c].to_pylist() for c in ("id", "address", "pred_raw")), strict=True):
+        by_doc.setdefault(doc_id, []).append((address, pred_raw))
+    return {doc_id: renumber(values.get(doc_id, {}), by_doc.get(doc_id, ())) for doc_id in found}
 
 
 def write(
@@ -80,12 +100,15 @@ def write(
     if not found:
         storage.remove(url)
         return total
+    addresses = _renumbered(url, found, kept.values)
     located = [row for row in rows if row.doc_id in found and any(c.page is not None for c in found[row.doc_id][1])]
     sizes = dataset.page_sizes(located) if located else {}
     for row in rows:
         if row.doc_id not in found:
             continue
         system, cites = found[row.doc_id]
+        moved = addresses.get(row.doc_id, {})
+        cites = [replace(c, address=moved.get(c.address, c.address)) for c in cites]
         checked = check(row.doc_id, system, cites, sizes.get(row.doc_id))
         total.rows += checked.rows
         total.invalid_citations += checked.invalid_citations
