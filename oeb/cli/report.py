@@ -84,6 +84,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="html: add the gold audit (oeb audit's findings, each opening its document and PDF); reads the dataset",
     )
     parser.add_argument(
+        "--calibration",
+        action="store_true",
+        help="per run with confidences: auto-accept coverage at 95/99/99.5%% precision, straight-through "
+        "rate, calibration error and AUROC, overall and per field (docs/grounding.md)",
+    )
+    parser.add_argument(
         "--fail-under",
         type=fraction,
         metavar="X",
@@ -145,6 +151,39 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
     return _text(tables, to_file)
 
 
+def _calibration(runs: list[Any], args: argparse.Namespace) -> int:
+    """`--calibration`: the confidence figures of `oeb.report.calibration`."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from oeb.errors import UsageError
+    from oeb.report import calibration
+
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
+        raise UsageError("--calibration goes without --by, --audit and --fail-under")
+    report = calibration.calibration(runs)
+    if args.format != "text":
+        emit("report", calibration.render(report, args.format), args.out)
+        return 0
+    tables = []
+    for title, header, body in [
+        ("calibration · " + calibration.NOTE, calibration.HEADER, calibration.rows(report)),
+        *(
+            (f"{run['label']} · per field", calibration.FIELD_HEADER, calibration.field_rows(run))
+            for run in report["runs"]
+            if run["confidence"]
+        ),
+    ]:
+        table = Table(title=title, title_justify="left")
+        for number, column in enumerate(header):
+            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
+        for row in body:
+            table.add_row(*map(Text, row))
+        tables.append(table)
+    emit("report", _text(tables, args.out is not None), args.out)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
     from oeb.errors import QualityGateFailed, UsageError
@@ -166,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.mix or args.mix_from) and "field" in by:
         raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
     runs = load_runs(args.runs)
+    if args.calibration:
+        return _calibration(runs, args)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)

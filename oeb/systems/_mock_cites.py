@@ -14,6 +14,7 @@ verdicts) are the same with these options on or off.
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from oeb.grounding.cite import Cite, address_of
 
 K = 4.0
 """The concentration of the confidences' Beta prior: lower spreads them, higher bunches them at `1 - e`."""
+_PDFIUM = threading.Lock()
+"""PDFium is not thread-safe, and a run without Ray answers on threads: one document read at a time."""
 SHIFT = 5.0
 """`overconfident`: the distance to 1 is divided by this."""
 CONFIDENCE = ("", "calibrated", "overconfident")
@@ -115,6 +118,21 @@ def annotate(
     """By printed address, each returned value's `page`, `bbox` and `confidence` as the options ask."""
     e = min(max(error, 0.01), 0.99)
     a, b = K * (1 - e), K * e
+    with _PDFIUM:
+        return _annotate(answer, gold, document, rng, cite, cite_wrong, confidence, a, b)
+
+
+def _annotate(
+    answer: Any,
+    gold: Any,
+    document: Path | None,
+    rng: random.Random,
+    cite: bool,
+    cite_wrong: float,
+    confidence: str,
+    a: float,
+    b: float,
+) -> dict[str, dict[str, Any]]:
     pages = _Pages(document) if cite and document is not None and document.suffix.lower() == ".pdf" else None
     notes: dict[str, dict[str, Any]] = {}
     try:
