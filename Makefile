@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -43,6 +43,7 @@ beside_mypy = $(UV) run mypy & mypy=$$!; $(1); status=$$?; wait $$mypy && exit $
 
 test: setup style
 	$(call beside_mypy,$(UNIT) -m "not ray and not cluster")
+	$(PYRUN) python scripts/check_docs.py --examples  # every README and docs/ example on the sample (~15 s, 4 s of CPU)
 	$(PYTEST) -m ray -p no:xdist || [ $$? -eq 5 ]  # 5: no Ray test selected
 	$(PYTEST) -m cluster -p no:xdist tests/cluster  # its own 2-node Ray: a process of its own
 
@@ -76,6 +77,11 @@ imports: setup
 # Makefile) names a path of one machine (scripts/check_docs.py; about 3 s).
 check-docs: setup
 	$(UV) run python scripts/check_docs.py
+
+# Every fenced command and Python example of the README and docs/, run on the bundled sample (those
+# needing a key, a cluster, S3 or the Hub skipped with their reason; --verbose lists them). In `make test`.
+check-examples: setup
+	$(PYRUN) python scripts/check_docs.py --examples
 
 # The docs site (mkdocs-material; API pages from the docstrings): built into build/site, or served with
 # live reload at http://127.0.0.1:8000.

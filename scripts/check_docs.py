@@ -169,7 +169,19 @@ def _shape(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("pages", nargs="*", type=Path, help="pages to check (default: the figures pages)")
+    parser.add_argument(
+        "--examples",
+        action="store_true",
+        help="run every fenced command and Python example of the README and docs/ (or of the pages given) "
+        "on the bundled sample instead (scripts/doc_examples.py)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="--examples: list the skipped ones and why")
     args = parser.parse_args(argv)
+    if args.examples:
+        import doc_examples  # beside this script
+
+        pages = tuple(page.resolve() for page in args.pages) or doc_examples.PAGES
+        return doc_examples.check(pages, verbose=args.verbose)
     figures = [page.resolve() for page in args.pages] or list(PAGES)
     every = figures if args.pages else sorted({*EVERY_PAGE, *PAGES, ROOT / "Makefile"})
     found = [line for page in figures for line in problems(page)]

@@ -6,14 +6,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from oeb.cli._output import print_json
 from oeb.errors import OebError, PlanDeclined
 from oeb.report import leaderboard, load_runs, rich_tables
+from oeb.report.tables import fitted_table
 from oeb.scoring import RESULTS
 
 if TYPE_CHECKING:
@@ -94,21 +96,20 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def summary_table(report: dict[str, Any]) -> Table:
-    """The headline and the per-suite means, in percent, as a table."""
+def summary_table(report: dict[str, Any], width: int | None = None) -> Table:
+    """The headline and the per-suite means, in percent, as a table at most `width` columns wide."""
     summary = report["scorers"]["field_matching"]
-    table = Table(title=f"{report['run']} · field_matching", title_justify="left")
-    table.add_column("suite", justify="left")
-    errors = (kind.replace("invented_", "inv. ") for kind in _ERRORS)
-    for column in ("rows", "accuracy", "precision", "recall", *errors):
-        table.add_column(column, justify="right")
+    errors = [kind.replace("invented_", "inv. ") for kind in _ERRORS]
+    header = ["suite", "rows", "accuracy", "precision", "recall", *errors]
     scored = summary["scored"]
     groups = {"all scored": scored, **(scored["per_suite"] if scored else {})}
+    rows = []
     for name, means in groups.items():
         if means is None:
             continue
         numbers = [means["accuracy"], means["precision"], means["recall"], *(means[f"{k}_rate"] for k in _ERRORS)]
-        table.add_row(name, str(means["rows"]), *map(_percent, numbers))
+        rows.append([name, str(means["rows"]), *map(_percent, numbers)])
+    table = fitted_table(f"{report['run']} · field_matching", header, rows, width)
     cost = report["cost"]["usd"]
     table.caption = (
         f"headline {_percent(summary['headline'])} = accuracy × coverage {summary['coverage']:.3f}; "
@@ -123,9 +124,9 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     print_json(report)
     sys.stdout.flush()
     try:
-        tables = rich_tables(leaderboard(load_runs([folder])))
+        tables = _board([folder])
     except OebError:
-        tables = [summary_table(report)]
+        tables = lambda width: [summary_table(report, width)]  # noqa: E731
     _print_tables(tables)
 
 
@@ -140,9 +141,10 @@ def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
     out = sys.stderr if as_json else sys.stdout
     if graded:
         try:
-            tables = rich_tables(leaderboard(load_runs([e.plan.folder.url for e in graded], distinct=False)))
+            tables = _board([e.plan.folder.url for e in graded], distinct=False)
         except OebError:
-            tables = [summary_table(e.result.report) for e in graded if e.result is not None]
+            reports = [e.result.report for e in graded if e.result]
+            tables = lambda width: [summary_table(report, width) for report in reports]  # noqa: E731
         _print_tables(tables, out)
     for ended in outcome.ended:
         state = (
@@ -185,15 +187,23 @@ def print_leaderboard(folders: list[str]) -> None:
     """The leaderboard of several graded runs on stderr, or one line saying why they cannot share one
     (other datasets or document sets)."""
     try:
-        tables = rich_tables(leaderboard(load_runs(folders, distinct=False)))
+        tables = _board(folders, distinct=False)
     except OebError as error:
         print(f"no leaderboard: {error}", file=sys.stderr)
         return
     _print_tables(tables)
 
 
-def _print_tables(tables: list[Table], stream: TextIO | None = None) -> None:
+def _print_tables(tables: Callable[[int | None], list[RenderableType]], stream: TextIO | None = None) -> None:
+    """The tables `tables(width)` gives for the stream's width (a terminal's own, else OUT_WIDTH)."""
     stream = stream or sys.stderr
     console = Console(file=stream, width=None if stream.isatty() else OUT_WIDTH)
-    for table in tables:
+    for table in tables(console.width):
         console.print(table)
+
+
+def _board(folders: list[str], distinct: bool = True) -> Callable[[int | None], list[RenderableType]]:
+    """The leaderboard of these runs at a width, the columns left out named with how to see them."""
+    board = leaderboard(load_runs(folders, distinct=distinct))
+    how = f"oeb report {' '.join(folders) if len(folders) < 3 else 'RUN ...'} --wide shows every column"
+    return lambda width: rich_tables(board, width, how)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from oeb.cli.report import emit, output_flags
+from oeb.cli.report import add_runs, emit, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -22,9 +22,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "text in the gold. Findings are proposals to check against the PDF; nothing is changed in place."
         ),
     )
-    parser.add_argument(
-        "runs", nargs="*", metavar="RUN", help="graded run folders of one dataset (local, s3:// or hf://), 3 or more"
-    )
+    add_runs(parser, "*", "graded run folders of one dataset (3 or more)")
     parser.add_argument(
         "--min-agree",
         type=int,
@@ -48,8 +46,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit, print or write the findings, and write the proposed fixes when asked."""
+    from oeb.cli._runs import log_to_stderr
     from oeb.errors import UsageError
-    from oeb.report import audit, load_runs
+    from oeb.report import audit
+    from oeb.report.folders import load_folders
     from oeb.report.html import render_audit_html
     from oeb.report.tables import markdown_table
 
@@ -59,12 +59,13 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.min_agree is not None and args.min_agree < 2:
         raise UsageError(f"--min-agree {args.min_agree}: give 2 or more (one system agrees with itself)")
-    if args.min_agree is not None and args.min_agree > len(args.runs):
+    log_to_stderr()
+    runs = load_folders(args.runs, all_runs=args.all_runs) if args.runs else []
+    if args.min_agree is not None and args.min_agree > len(runs):
         raise UsageError(
-            f"--min-agree {args.min_agree} is more than the {len(args.runs)} runs given; give at most "
-            f"{len(args.runs)}, or more runs"
+            f"--min-agree {args.min_agree} is more than the {len(runs)} runs given; give at most "
+            f"{len(runs)}, or more runs"
         )
-    runs = load_runs(args.runs) if args.runs else []
     dataset = audit.dataset_of(runs, args.dataset)
     min_agree = args.min_agree or audit.default_min_agree(len(runs))
     if runs and min_agree > len(runs):

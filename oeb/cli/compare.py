@@ -10,8 +10,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from oeb.cli._slices import add_trait_flags
 from oeb.cli.report import emit, fraction, output_flags
@@ -29,7 +27,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "runs must cover the same documents of one dataset."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="a graded run folder (local, s3:// or hf://): the baseline")
+    parser.add_argument(
+        "run_a",
+        metavar="RUN_A",
+        help="a graded run folder (local, s3:// or hf://), or a folder of runs of one setting (the newest): "
+        "the baseline",
+    )
     parser.add_argument("run_b", metavar="RUN_B", help="another graded run folder of the same documents")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="documents shown per suite (default 10)")
     output_flags(parser, ("text", "md", "json", "html"), "text")
@@ -54,40 +57,50 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def _table(title: str, header: tuple[str, ...], rows: list[list[str]], left: int) -> Table:
-    table = Table(title=title, title_justify="left")
-    for i, column in enumerate(header):
-        table.add_column(column, justify="left" if i < left or i == len(header) - 1 else "right")
-    for cells in rows:
-        table.add_row(*map(Text, cells))  # Text: ids may hold [brackets], which rich reads as markup
-    return table
+FILE_WIDTH = 160
+"""The width of the comparison written to a file or a pipe (a terminal gets its own)."""
 
 
 def _text(result: dict[str, Any], to_file: bool) -> str | None:
-    """The comparison as tables: printed (None), or as plain text for a file."""
-    from oeb.report.tables import PAIRED_COLUMNS, TOP_COLUMNS, compare_heading, paired_note, paired_rows, top_rows
+    """The comparison as tables, as wide as the terminal (every figure whole, ids folded): printed
+    (None), or as plain text for a file."""
+    from oeb.report.tables import (
+        PAIRED_COLUMNS,
+        TOP_COLUMNS,
+        compare_heading,
+        fitted_table,
+        paired_note,
+        paired_rows,
+        top_rows,
+    )
 
-    console = Console(file=io.StringIO(), record=True, width=160) if to_file else Console(width=160)
-    console.print(compare_heading(result), markup=False)
-    console.print(_table("paired: B - A", PAIRED_COLUMNS, paired_rows(result["paired"]), 1))
-    console.print(paired_note(result), markup=False)
+    terminal = not to_file and sys.stdout.isatty()
+    console = Console(file=io.StringIO() if to_file else None, record=to_file, width=None if terminal else FILE_WIDTH)
+    width = console.width
+    console.print(compare_heading(result), markup=False, highlight=False)
+    console.print(fitted_table("paired: B - A", list(PAIRED_COLUMNS), paired_rows(result["paired"]), width))
+    console.print(paired_note(result), markup=False, highlight=False)
     for suite, block in result["per_suite"].items():
         title = f"{suite}: {block['differ']} of {block['documents']} documents differ"
-        console.print(_table(title, TOP_COLUMNS, top_rows(block), 1))
+        console.print(fitted_table(title, list(TOP_COLUMNS), top_rows(block), width, text_last=True))
     return console.export_text() if to_file else None
 
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the comparison, then apply the `--fail-if-worse` gate."""
+    from oeb.cli._runs import log_to_stderr
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import compare, load_runs
+    from oeb.report import compare
+    from oeb.report.folders import load_one
     from oeb.report.html import render_compare_html
     from oeb.report.paired import worse_beyond
-    from oeb.report.tables import compare_markdown
+    from oeb.report.runs import labelled
+    from oeb.report.tables import compare_markdown, p_text, signed_points
 
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
-    a, b = load_runs([args.run_a, args.run_b], distinct=False)
+    log_to_stderr()
+    a, b = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "
@@ -113,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_if_worse is not None and worse_beyond(paired, args.fail_if_worse):
         low, high = paired["ci95"]
         raise QualityGateFailed(
-            f"{b.name} is worse than {a.name}: accuracy {100 * paired['mean_diff']:+.2f} points, 95% interval "
-            f"{100 * low:+.2f} to {100 * high:+.2f}, entirely below -{100 * args.fail_if_worse:.2f}"
+            f"{b.name} is worse than {a.name}: accuracy {signed_points(paired['mean_diff'])} points, 95% interval "
+            f"{signed_points(low)} to {signed_points(high)}, entirely below {signed_points(-args.fail_if_worse)}, "
+            f"p = {p_text(paired['p_value'])}"
         )
     return 0
 

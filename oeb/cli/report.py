@@ -33,6 +33,17 @@ def output_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...], defa
     parser.add_argument("--out", metavar="FILE", help="write to this file (local or s3://) instead of stdout")
 
 
+def add_runs(parser: argparse.ArgumentParser, nargs: str, what: str) -> None:
+    """The RUN arguments (a graded folder, or a folder of them) and `--all-runs`, alike for report,
+    audit and view."""
+    parser.add_argument("runs", nargs=nargs, metavar="RUN", help=f"{what}, or a folder of them (local, s3:// or hf://)")
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="keep every run as its own row (default: of several runs of one system setting, the newest)",
+    )
+
+
 def emit(verb: str, text: str | None, out: str | None) -> None:
     """Write the output to `out` (saying so on stderr) or to stdout; None: it was printed already."""
     if out:
@@ -54,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "is a run labelled by its folder name."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded run folder (local, s3:// or hf://)")
+    add_runs(parser, "+", "a graded run folder")
     output_flags(parser, ("text", "md", "json", "html"), "text")
     parser.add_argument(
         "--details-limit",
@@ -72,6 +83,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "trait (pages, text_layer, language, gold_values, array_items, schema_depth, suite or a manifest column): "
         "per slice and system the score with its 95%% CI and the paired differences, flips first; repeat to "
         "cross traits, or --by field --by TRAIT for the fields per slice (docs/slices.md)",
+    )
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="text: every column, however wide the terminal (by default the columns that do not fit are "
+        "left out and named; the system, headline and CI always stay)",
     )
     parser.add_argument(
         "--mixed-scorers",
@@ -99,13 +116,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(run=run)
 
 
-def _text(tables: list[Any], to_file: bool) -> str | None:
-    """The tables printed to the terminal (None), or as plain text for a file."""
-    # A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH.
+def _console(to_file: bool) -> Console:
+    """A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH."""
     if not to_file:
-        console = Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
-    else:
-        console = Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+        return Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+    return Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
+
+
+def _text(tables: list[Any], to_file: bool, console: Console | None = None) -> str | None:
+    """The tables printed to the terminal (None), or as plain text for a file."""
+    console = console or _console(to_file)
     for table in tables:
         console.print(table)
     return console.export_text() if to_file else None
@@ -113,11 +133,8 @@ def _text(tables: list[Any], to_file: bool) -> str | None:
 
 def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) -> str | None:
     """`--by field`: per run in the leaderboard's order, its rows of `oeb.report.fields`."""
-    from rich.table import Table
-    from rich.text import Text
-
     from oeb.report.fields import field_rows, row_json, run_verdicts, suites_of
-    from oeb.report.tables import markdown_table
+    from oeb.report.tables import fitted_table, markdown_table
     from oeb.scoring import RESULTS
 
     by_url = {run.url: run for run in runs}
@@ -140,24 +157,20 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
             f"## {run.label}\n\n" + markdown_table(header, [cells(r) for r in fields[run.url]]) for run in ordered
         ]
         return "\n\n".join(blocks) + "\n"
-    tables = []
-    for run in ordered:
-        table = Table(title=f"{run.label} · verdicts per field, worst first", title_justify="left")
-        for number, column in enumerate(header):
-            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
-        for row in fields[run.url]:
-            table.add_row(*map(Text, cells(row)))  # Text: field names may hold [brackets]
-        tables.append(table)
-    return _text(tables, to_file)
+    console = _console(to_file)
+    tables = [
+        fitted_table(f"{run.label} · verdicts per field, worst first", header, [cells(r) for r in fields[run.url]], w)
+        for run in ordered
+        for w in [console.width]
+    ]
+    return _text(tables, to_file, console)
 
 
 def _calibration(runs: list[Any], args: argparse.Namespace) -> int:
     """`--calibration`: the confidence figures of `oeb.report.calibration`."""
-    from rich.table import Table
-    from rich.text import Text
-
     from oeb.errors import UsageError
     from oeb.report import calibration
+    from oeb.report.tables import fitted_table
 
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
         raise UsageError("--calibration goes without --by, --audit and --fail-under")
@@ -165,29 +178,23 @@ def _calibration(runs: list[Any], args: argparse.Namespace) -> int:
     if args.format != "text":
         emit("report", calibration.render(report, args.format), args.out)
         return 0
-    tables = []
-    for title, header, body in [
-        ("calibration · " + calibration.NOTE, calibration.HEADER, calibration.rows(report)),
-        *(
-            (f"{run['label']} · per field", calibration.FIELD_HEADER, calibration.field_rows(run))
-            for run in report["runs"]
-            if run["confidence"]
-        ),
-    ]:
-        table = Table(title=title, title_justify="left")
-        for number, column in enumerate(header):
-            table.add_column(column, justify="left" if number == 0 else "right", overflow="fold")
-        for row in body:
-            table.add_row(*map(Text, row))
-        tables.append(table)
-    emit("report", _text(tables, args.out is not None), args.out)
+    console = _console(args.out is not None)
+    tables = [fitted_table("calibration · " + calibration.NOTE, calibration.HEADER, calibration.rows(report), None)]
+    tables += [
+        fitted_table(f"{run['label']} · per field", calibration.FIELD_HEADER, calibration.field_rows(run), None)
+        for run in report["runs"]
+        if run["confidence"]
+    ]
+    emit("report", _text(tables, args.out is not None, console), args.out)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
+    from oeb.cli._runs import log_to_stderr
     from oeb.errors import QualityGateFailed, UsageError
-    from oeb.report import leaderboard, load_runs, markdown, render_html
+    from oeb.report import leaderboard, markdown, render_html
+    from oeb.report.folders import load_folders
 
     if args.details_limit < 0:
         raise UsageError(f"--details-limit {args.details_limit}: give 0 (all) or a positive number")
@@ -204,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--by TRAIT, --mix and --mix-from go without --audit and --fail-under")
     if (args.mix or args.mix_from) and "field" in by:
         raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
-    runs = load_runs(args.runs)
+    log_to_stderr()
+    runs = load_folders(args.runs, all_runs=args.all_runs)
     if args.calibration:
         return _calibration(runs, args)
     board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
@@ -217,7 +225,11 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         from oeb.report import rich_tables
 
-        text = _text(rich_tables(board), args.out is not None)
+        console = _console(args.out is not None)
+        tables = rich_tables(board, None if args.wide else console.width)
+        if args.wide:  # as wide as the table: the terminal wraps what it cannot show
+            console.width = max(console.width, console.measure(tables[0]).maximum)
+        text = _text(tables, args.out is not None, console)
     elif args.format == "md":
         text = markdown(board)
     elif args.format == "json":

@@ -12,18 +12,20 @@ from oeb.cli._slices import add_trait_flags
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb view` and its flags."""
+    from oeb.cli.report import add_runs
+
     parser = subparsers.add_parser(
         "view",
         help="explore graded runs in a browser: fields, documents with each value on its PDF page",
         description=(
             "Serve a read-only web app over graded run folders or brought folders (local, s3:// or hf://): "
-            "the leaderboard with cost against accuracy and latency, the verdicts per schema field, each "
+            "the leaderboard with cost against the headline and latency, the verdicts per schema field, each "
             "document's verdicts beside its PDF pages with every value outlined where it stands, the schema "
             "with its verdict counts, and its JSON API. Runs are refused for the same reasons as oeb report. "
             "Serves until Ctrl-C; --export DIR writes the same app as static files instead."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="a graded folder (local, s3:// or hf://)")
+    add_runs(parser, "+", "a graded folder")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765; 0: any free)")
     parser.add_argument(
@@ -45,7 +47,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give one from 1 to 65535 (0: any free port)")
-    view = open_view(args.runs, audit=args.audit)
+    from oeb.cli._runs import log_to_stderr
+
+    log_to_stderr()
+    view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs)
     _slicing(view, args)
     if args.export:
         from oeb.view.export import export

@@ -94,18 +94,33 @@ def paired_stats(diffs: Floats, seed: int = SEED) -> dict[str, Any]:
     }
 
 
-def verdict(stats: dict[str, Any]) -> str:
-    """ "worse" or "better" when the whole interval lies on one side of 0, else "equal" (within noise)."""
+ALPHA = 0.05
+"""A difference is called one when the interval excludes 0 and the sign-flip test agrees (p below this)."""
+NO_DIFFERENCE = "no difference"
+
+
+def _significant(stats: dict[str, Any]) -> bool:
+    """Both tests agree: with few documents the bootstrap interval can exclude 0 while the sign-flip
+    test cannot (two documents both worse: p = 0.5), and that is not evidence. Statistics without a
+    p-value (the slices' pairs of systems, `oeb.report.slices`) go by the interval alone."""
     if stats["ci95"] is None:
-        return "equal"
+        return False
+    return "p_value" not in stats or (stats["p_value"] is not None and stats["p_value"] < ALPHA)
+
+
+def verdict(stats: dict[str, Any]) -> str:
+    """ "worse" or "better" when the whole interval lies on one side of 0 and p < `ALPHA`, else
+    "no difference" (within noise)."""
+    if not _significant(stats):
+        return NO_DIFFERENCE
     low, high = stats["ci95"]
-    return "worse" if high < 0 else "better" if low > 0 else "equal"
+    return "worse" if high < 0 else "better" if low > 0 else NO_DIFFERENCE
 
 
 def worse_beyond(stats: dict[str, Any], margin: float) -> bool:
     """The rule of `oeb compare --fail-if-worse MARGIN`: B is significantly worse than A by more than
-    the margin (the upper end of the interval below -margin)."""
-    return stats["ci95"] is not None and stats["ci95"][1] < -margin
+    the margin (the upper end of the interval below -margin, and p < `ALPHA`)."""
+    return _significant(stats) and stats["ci95"][1] < -margin
 
 
 DESCRIPTION = {

@@ -186,7 +186,7 @@ def load_run(url: str) -> Run:
     return Run(url, settings, lines, costs, pages.read(url), provenance=_provenance(url), wall_s=walls)
 
 
-def _setting(run: Run) -> str:
+def setting(run: Run) -> str:
     """The system setting as JSON text: the system and its options (two runs of one setting collide);
     a brought folder is its own setting."""
     if run.brought:
@@ -234,11 +234,11 @@ def check_comparable(runs: list[Run], distinct: bool = True) -> None:
             )
     seen: dict[str, str] = {}
     for run in runs if distinct else ():
-        if _setting(run) in seen:
+        if setting(run) in seen:
             raise ReportError(
-                f"runs {seen[_setting(run)]} and {run.name} are the same system setting; give one run per setting"
+                f"runs {seen[setting(run)]} and {run.name} are the same system setting; give one run per setting"
             )
-        seen[_setting(run)] = run.name
+        seen[setting(run)] = run.name
 
 
 def check_scorers(runs: list[Run]) -> None:

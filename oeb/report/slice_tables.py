@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from oeb.report.tables import _p, markdown_table
+from oeb.report.tables import markdown_table, p_text, signed_points
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,10 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.2f}"
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.2f}"
-
-
 def _interval(ci: list[float] | None, signed: bool = False) -> str:
     if ci is None:
         return "–"
-    show = _signed if signed else _pct
+    show = signed_points if signed else _pct
     return f"{show(ci[0])} to {show(ci[1])}" if signed else f"{show(ci[0])}–{show(ci[1])}"
 
 
@@ -42,7 +38,7 @@ def slice_blocks(result: dict[str, Any]) -> list[Block]:
     by = " × ".join(result["by"])
     flips = [
         [flip["name"], str(flip["documents"]), f"{flip['leader']} {_pct(flip['leader_score'])}", winner["system"],
-         _pct(winner["score"]), _signed(winner["mean_diff"]), _interval(winner["ci95"], signed=True)]
+         _pct(winner["score"]), signed_points(winner["mean_diff"]), _interval(winner["ci95"], signed=True)]
         for flip in result["flips"] for winner in flip["winners"]
     ]  # fmt: skip
     flip_note = (
@@ -65,7 +61,7 @@ def slice_blocks(result: dict[str, Any]) -> list[Block]:
             for row in sorted(item["systems"], key=lambda row: (row["rank"] or 0, -row["score"]))
         ]  # fmt: skip
         pairs = "; ".join(
-            f"{pair['b']} - {pair['a']}: {_signed(pair['mean_diff'])} ({_interval(pair['ci95'], signed=True)}, "
+            f"{pair['b']} - {pair['a']}: {signed_points(pair['mean_diff'])} ({_interval(pair['ci95'], signed=True)}, "
             f"{pair['verdict']})"
             for pair in item["pairs"]
         )
@@ -111,8 +107,8 @@ def mix_blocks(result: dict[str, Any]) -> list[Block]:
 def compare_blocks(result: dict[str, Any], a: str, b: str) -> list[Block]:
     """`oeb compare A B --by TRAIT`: per slice the paired difference B - A."""
     rows = [
-        [item["name"] + (" (small)" if item["small"] else ""), str(item["documents"]), _signed(item["mean_diff"]),
-         _interval(item["ci95"], signed=True), _p(item["p_value"]),
+        [item["name"] + (" (small)" if item["small"] else ""), str(item["documents"]), signed_points(item["mean_diff"]),
+         _interval(item["ci95"], signed=True), p_text(item["p_value"]),
          item["verdict"]]
         for item in result["slices"]
     ]  # fmt: skip

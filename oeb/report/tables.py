@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from oeb import _fit
 from oeb.report.leaderboard import KINDS
 
 COLUMNS = ("system", "headline", "accuracy", *(k.replace("invented_", "inv. ") for k in KINDS))
@@ -83,25 +85,107 @@ def _caption(board: dict[str, Any]) -> str:
     )
 
 
-def rich_tables(board: dict[str, Any]) -> list[Table]:
-    """The leaderboard and the per-suite accuracy table, for a terminal."""
+PRIORITY = {
+    "system": _fit.ALWAYS,
+    "headline": _fit.ALWAYS,
+    "accuracy 95% CI": _fit.ALWAYS,
+    "scorer": _fit.ALWAYS,
+    "accuracy": 1,
+    "coverage": 2,
+    "cost/1k pages": 3,
+    "documents": 4,
+    "cost/doc": 5,
+    "latency p50/p95": 6,
+    **{kind.replace("invented_", "inv. "): 7 for kind in KINDS},
+}
+"""Which leaderboard columns a narrow terminal keeps longest (higher numbers are dropped first)."""
+SYSTEM_WIDTH = 16
+"""A system label wider than this folds onto more lines rather than crowd out a figure."""
+WIDE = "--wide shows every column"
+
+
+def rich_tables(board: dict[str, Any], width: int | None = None, how: str = WIDE) -> list[RenderableType]:
+    """The leaderboard and the per-suite accuracy table, for a terminal `width` columns wide (None:
+    every column): every figure whole, the columns that do not fit left out (the system, headline
+    and CI never) and named in a line after the leaderboard, which says `how` to see them."""
+    header, rows = _columns(board), [_cells(row, board, "\n") for row in board["rows"]]
+    columns = [
+        _fit.column(name, [row[i] for row in rows], PRIORITY[name], SYSTEM_WIDTH if i == 0 else None)
+        for i, name in enumerate(header)
+    ]
+    kept = columns if width is None else _fit.fit(columns, width)
+    sizes = [None] * len(kept) if width is None else _fit.widths(kept, width, frozenset({0}))
+    shown = [header.index(column.header) for column in kept]
     table = Table(title="leaderboard · field_matching", title_justify="left", caption=_caption(board))
-    rows = [_cells(row, board, "\n") for row in board["rows"]]
-    for i, column in enumerate(_columns(board)):
-        # A narrow terminal wraps the headers and the system names, never a number.
-        widest = max((len(line) for cells in rows for line in cells[i].splitlines()), default=0)
-        if i == 0:
-            table.add_column(column, overflow="fold")
-        else:
-            table.add_column(column, justify="right", min_width=widest)
+    for column, size in zip(kept, sizes, strict=True):
+        # A narrow terminal wraps the headers and folds the system labels, never a number.
+        right: dict[str, Any] = {"overflow": "fold"} if column.header == "system" else {"justify": "right"}
+        table.add_column(column.header, width=size, min_width=column.need, **right)
     for cells in rows:
-        table.add_row(*map(Text, cells))  # Text: ids and options may hold [brackets]
-    suites = Table(title="accuracy per suite (scored/documents)", title_justify="left")
-    for column in ("system", *board["suites"]):
-        suites.add_column(column, justify="left" if column == "system" else "right")
-    for row in board["rows"]:
-        suites.add_row(*map(Text, _suite_cells(row, board["suites"])))
-    return [table, suites]
+        table.add_row(*(Text(cells[i]) for i in shown))  # Text: ids and options may hold [brackets]
+    out: list[RenderableType] = [table]
+    dropped = [column.header for column in columns if column not in kept]
+    if dropped and width is not None:
+        out.append(Text(_fit.dropped_line(dropped, width, how)))
+    return out + _suite_tables(board, width)
+
+
+def _suite_tables(board: dict[str, Any], width: int | None) -> list[RenderableType]:
+    """Accuracy per suite: a suite's cell on two lines when one line is too wide, and the suites
+    spread over several tables when even that is (every table keeps the system column)."""
+    cells = [_suite_cells(row, board["suites"]) for row in board["rows"]]
+    system = min(SYSTEM_WIDTH, _fit.cells_need("system", [row[0] for row in cells]))
+
+    def needs(folded: bool) -> list[int]:
+        lines = [
+            [row[i].replace(" (", "\n(") if folded else row[i] for row in cells]
+            for i in range(1, len(board["suites"]) + 1)
+        ]
+        return [_fit.cells_need(suite, column) for suite, column in zip(board["suites"], lines, strict=True)]
+
+    folded = width is not None and _fit.table_width([system, *needs(False)]) > width
+    groups: list[list[int]] = [[]]
+    for number, need in enumerate(needs(folded), start=1):
+        if (
+            groups[-1]
+            and width is not None
+            and _fit.table_width([system, *(needs(folded)[i - 1] for i in groups[-1]), need]) > width
+        ):
+            groups.append([])
+        groups[-1].append(number)
+    tables: list[RenderableType] = []
+    for group in groups:
+        suites = Table(title="accuracy per suite (scored/documents)" if not tables else None, title_justify="left")
+        suites.add_column("system", overflow="fold", min_width=system)
+        for number in group:
+            suites.add_column(board["suites"][number - 1], justify="right", no_wrap=True)
+        for row in cells:
+            shown = [row[i].replace(" (", "\n(") if folded else row[i] for i in group]
+            suites.add_row(Text(row[0]), *map(Text, shown))
+        tables.append(suites)
+    return tables
+
+
+def fitted_table(
+    title: str, header: list[str], rows: list[list[str]], width: int | None, *, left: int = 1, text_last: bool = False
+) -> Table:
+    """A table of text cells at most `width` columns wide (None: as wide as it needs), every figure
+    whole: the first `left` columns (names, ids) fold onto more lines past `SYSTEM_WIDTH`, a
+    `text_last` column (words) wraps, a figure never does."""
+    wraps = set(range(left)) | ({len(header) - 1} if text_last else set())
+    columns = [
+        _fit.column(name, [row[i] for row in rows], most=SYSTEM_WIDTH if i in wraps else None)
+        for i, name in enumerate(header)
+    ]
+    later = frozenset(wraps)
+    sizes: list[int | None] = [None] * len(columns) if width is None else list(_fit.widths(columns, width, later))
+    table = Table(title=title, title_justify="left")
+    for i, (column, size) in enumerate(zip(columns, sizes, strict=True)):
+        justify: Any = "left" if i in wraps else "right"
+        table.add_column(column.header, justify=justify, width=size, min_width=column.need, overflow="fold")
+    for row in rows:
+        table.add_row(*map(Text, row))  # Text: ids and names may hold [brackets]
+    return table
 
 
 def markdown_table(header: list[str], rows: list[list[str]], numbers: set[int] | None = None) -> str:
@@ -130,11 +214,15 @@ PAIRED_COLUMNS = ("scope", "documents", "Δ accuracy (B - A)", "95% CI", "p-valu
 TOP_COLUMNS = ("document", "A", "B", "Δ accuracy", "verdicts moved (B - A)")
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.2f}"
+def signed_points(value: float | None) -> str:
+    """Percentage points with their sign; one that rounds to zero is plain 0.00 (never -0.00)."""
+    if value is None:
+        return "–"
+    shown = f"{100 * value:+.2f}"
+    return "0.00" if float(shown) == 0 else shown
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | None) -> str:
     return "–" if value is None else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
@@ -143,14 +231,14 @@ def paired_rows(paired: dict[str, Any]) -> list[list[str]]:
     rows = []
     for scope, stats in [("all", paired), *paired["per_suite"].items()]:
         ci = stats["ci95"]
-        interval = "–" if ci is None else f"{_signed(ci[0])} to {_signed(ci[1])}"
+        interval = "–" if ci is None else f"{signed_points(ci[0])} to {signed_points(ci[1])}"
         rows.append(
             [
                 scope,
                 str(stats["documents"]),
-                _signed(stats["mean_diff"]),
+                signed_points(stats["mean_diff"]),
                 interval,
-                _p(stats["p_value"]),
+                p_text(stats["p_value"]),
                 stats["verdict"],
             ]
         )
@@ -167,7 +255,7 @@ def top_rows(block: dict[str, Any]) -> list[list[str]]:
             for value, status in zip(doc["accuracy"], doc["status"], strict=True)
         ]
         moved = ", ".join(f"{kind} {count:+d}" for kind, count in doc["moved"].items())
-        rows.append([doc["id"], *accuracy, _signed(doc["delta"]), moved])
+        rows.append([doc["id"], *accuracy, signed_points(doc["delta"]), moved])
     return rows
 
 
@@ -185,7 +273,7 @@ def paired_note(result: dict[str, Any]) -> str:
     method = result["paired"]["method"]
     return (
         f"Percentage points; difference: {method['difference']}; CI: {method['ci95']}; "
-        f"p: {method['p_value']}. equal: the interval holds 0."
+        f"p: {method['p_value']}. no difference: the interval holds 0, or p is 0.05 or more."
     )
 
 

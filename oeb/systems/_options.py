@@ -118,35 +118,48 @@ def _type_names(kinds: tuple[type | None, ...]) -> str:
 
 
 def validate(cls: type, options: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments to build `cls` from user `options`, or an `OptionError`."""
+    """The keyword arguments to build `cls` from user `options`, or an `OptionError` naming every
+    problem of them (`problems`)."""
+    found = problems(cls, options)
+    if found:
+        raise OptionError("; ".join(found))
+    hints = typing.get_type_hints(cls)
+    checked = {}
+    for key, value in options.items():
+        kinds = _accepted(hints[key])
+        checked[key] = value if kinds is None else _coerce(value, kinds)
+    return checked
+
+
+def problems(cls: type, options: dict[str, Any]) -> list[str]:
+    """Every problem of user `options` for `cls`, one sentence each: unknown names (with the nearest
+    option), missing values, values that are not plain JSON or of a wrong type."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
     name = getattr(cls, "name", cls.__name__)
     listing = ", ".join(fields) or "none"
+    found = []
     for key in options:
         if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1)
+            close = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise OptionError(f"{name} has no option {key!r}{hint}; its options are: {listing}")
+            found.append(f"{name} has no option {key!r}{hint}; its options are: {listing}")
     missing = [
         f for f in fields.values() if f.default is MISSING and f.default_factory is MISSING and f.name not in options
     ]
     if missing:
         names = ", ".join(f.name for f in missing)
-        raise OptionError(f"{name} needs a value for the option(s) {names}, which have no default")
+        found.append(f"{name} needs a value for the option(s) {names}, which have no default")
     hints = typing.get_type_hints(cls)
-    checked = {}
     for key, value in options.items():
+        if key not in fields:
+            continue
         if not is_plain(value):
-            raise OptionError(
+            found.append(
                 f"option {key!r} of {name} must be plain JSON (finite numbers, text keys, nested at most "
                 f"{MAX_DEPTH} levels), not this {type(value).__name__}"
             )
+            continue
         kinds = _accepted(hints[key])
-        if kinds is not None:
-            if not any(_fits(value, k) for k in kinds):
-                raise OptionError(
-                    f"option {key!r} of {name} takes {_type_names(kinds)}, not {value!r} ({type(value).__name__})"
-                )
-            value = _coerce(value, kinds)
-        checked[key] = value
-    return checked
+        if kinds is not None and not any(_fits(value, k) for k in kinds):
+            found.append(f"option {key!r} of {name} takes {_type_names(kinds)}, not {value!r} ({type(value).__name__})")
+    return found

@@ -14,6 +14,7 @@ every command.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.metadata
@@ -110,8 +111,10 @@ def adapter_class(name: str) -> type[Adapter]:
         return cast(type[Adapter], _import(SHIPPED[name]))
     entry = plugins().get(name)
     if entry is None:
+        close = difflib.get_close_matches(name, names(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise UnknownSystem(
-            f"unknown system {name!r}; the systems are {', '.join(names())}, and any OpenRouter model id "
+            f"unknown system {name!r}; {hint}the systems are {', '.join(names())}, and any OpenRouter model id "
             "such as openai/gpt-5.6-sol"
         )
     package = entry.dist.name if entry.dist else entry.value

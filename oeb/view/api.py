@@ -20,8 +20,9 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import _json, storage
 from oeb.errors import OebError, StorageNotFoundError, ViewNotFound
-from oeb.report import leaderboard, load_runs
+from oeb.report import leaderboard
 from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_of
+from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 from oeb.view.pdf import PdfText, locate, render_page
@@ -240,10 +241,10 @@ def _places(text: PdfText, value: Any) -> Sequence[Any]:
     return locate(text, value)
 
 
-def open_view(urls: Sequence[str], *, audit: bool = False) -> View:
-    """The runs of these graded folders, refused in one line as `oeb report` refuses them (different
-    datasets, document sets or scorers, one setting twice), labelled as it labels them."""
-    runs = load_runs(list(urls))
+def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = False) -> View:
+    """The runs of these graded folders (or folders of them), refused in one line as `oeb report`
+    refuses them (different datasets, document sets or scorers), chosen and labelled as it does."""
+    runs = load_folders(list(urls), all_runs=all_runs)
     board = leaderboard(runs)
     order = {row["url"]: number for number, row in enumerate(board["rows"])}
     return View(sorted(runs, key=lambda run: order[run.url]), board, audit)

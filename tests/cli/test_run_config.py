@@ -71,10 +71,12 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
         (["budget.credits=lots"], "budget.credits must be a number or null, not 'lots'"),
         (["budget.usd=.nan"], "budget.usd must be a finite number, not nan"),
         (["budget={eur: 5}"], "budget.eur is not a unit a budget has; the units are usd, credits"),
+        (["budget={usdd: 5}"], "budget.usdd is not a unit a budget has; did you mean budget.usd?"),
+        (["scorers={field_match: {}}"], "scorers.field_match is not a scorer; did you mean field_matching?"),
         (["budget=50"], "budget must be a mapping such as {usd: 50, credits: null}, not 50"),
         (
             ["ray.actors=x", "timeout=0"],
-            "timeout must be greater than 0, not 0; ray.actors must be an integer, not 'x'",
+            "has 2 problems:\n  timeout must be greater than 0, not 0\n  ray.actors must be an integer, not 'x'",
         ),
     ],
 )
@@ -226,3 +228,53 @@ def test_resume_and_grade_refuse_folders_that_are_not_runs(capsys, config: Path,
     (Path(plan.folder.url) / "predictions").mkdir()
     code, _, err = _oeb(capsys, "grade", str(Path(plan.folder.url) / "predictions"))
     assert code == 1 and "give its parent" in err
+
+
+def test_a_config_with_five_problems_prints_five_lines(tmp_path: Path, capsys) -> None:
+    """Every problem at once, one line each: typos at every level with the key they meant, a bad value,
+    an unknown option of the system (with its nearest) and a value of the wrong kind."""
+    tree = init_tree("mock", SAMPLE_DATASET)
+    tree["datset"] = tree.pop("dataset")
+    tree["rows"]["limt"] = tree["rows"].pop("limit")
+    tree["timeout"] = -1
+    tree["ray"]["rate_limit"]["max_in_flite"] = tree["ray"]["rate_limit"].pop("max_in_flight")
+    tree["system"]["mock"] |= {"seeds": 1, "latency": "slow"}
+    (tmp_path / "bad.yaml").write_text(to_yaml(tree))
+    code, _, err = _oeb(capsys, "run", "--config", str(tmp_path / "bad.yaml"), "--out", str(tmp_path / "runs"))
+    lines = err.splitlines()
+    assert code == 1 and lines[0] == f"oeb run: {tmp_path / 'bad.yaml'} has 6 problems:"
+    assert [line.strip() for line in lines[1:]] == [
+        "datset is not a key a config has; did you mean dataset?",
+        "rows.limt is not a key a config has; did you mean rows.limit?",
+        "ray.rate_limit.max_in_flite is not a key a config has; did you mean ray.rate_limit.max_in_flight?",
+        "timeout must be greater than 0, not -1",
+        "system.mock: mock has no option 'seeds' (did you mean 'seed'?); its options are: gold, seed, misread, "
+        "unfound, fabricated, invented_item, invented_field, latency, rate_limit, retry_after, server_error, "
+        "timeout, malformed, usd, calls_log",
+        "system.mock: option 'latency' of mock takes float, not 'slow' (str)",
+    ]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_unknown_system_gets_the_nearest_name(config: Path, capsys) -> None:
+    code, _, err = _oeb(capsys, "run", "--config", str(config), "--set", "system={mokc: {}}", "--out", "runs")
+    assert code == 1 and "system.mokc: unknown system 'mokc'; did you mean 'mock'?" in err and err.count("\n") == 1
+
+
+def test_a_minimal_config_names_what_it_lacks_once(tmp_path: Path, capsys) -> None:
+    (tmp_path / "min.yaml").write_text(f"dataset: {SAMPLE_DATASET}\nsystem:\n  mock: {{}}\n")
+    code, _, err = _oeb(capsys, "run", "--config", str(tmp_path / "min.yaml"), "--out", str(tmp_path / "runs"))
+    assert code == 1 and err.count("\n") == 1 and err.count("missing") == 1
+    assert "manifest, scorers, rows, timeout and workers are missing; a config gives every key" in err
+
+
+def test_init_fills_options_and_asks_for_a_required_one(capsys, tmp_path: Path) -> None:
+    code, _, err = _oeb(capsys, "init", "replay")
+    assert code == 1 and err.strip().endswith("give it: oeb init replay --option source=VALUE")
+    code, out, _ = _oeb(capsys, "init", "replay", "--option", "source=runs/a/predictions", "--dataset", "d")
+    assert code == 0 and yaml.safe_load(out)["system"] == {"replay": {"source": "runs/a/predictions"}}
+    code, out, _ = _oeb(capsys, "init", "mock", "--option", "seed=7", "--option", "misread=0.5")
+    mock = yaml.safe_load(out)["system"]["mock"]
+    assert code == 0 and (mock["seed"], mock["misread"], mock["latency"]) == (7, 0.5, 0.0)
+    code, _, err = _oeb(capsys, "init", "mock", "--option", "sed=7")
+    assert code == 1 and "did you mean 'seed'?" in err and err.count("\n") == 1

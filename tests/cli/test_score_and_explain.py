@@ -147,3 +147,17 @@ def test_explain_as_json_and_as_text(capsys) -> None:
     assert report["equal"] is False
     _, out, _ = run(capsys, "explain", "--json", "--text", "12")
     assert json.loads(out)["values"][0]["value"] == "12"
+
+
+def test_format_table_prints_one_line_per_verdict(capsys) -> None:
+    paths = ["--pred", str(EXAMPLE / "pred.json"), "--gold", str(EXAMPLE / "gold.json")]
+    code, out, _ = run(capsys, "score", *paths, "--schema", str(EXAMPLE / "schema.json"), "--format", "table")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2 + 27  # the metrics, the header, one line per verdict
+    assert lines[0].startswith("accuracy 62.96% (17 of 27 matched) · misread 1 · unfound 4")
+    assert lines[1].split() == ["address", "gold", "prediction", "canonical", "keys", "verdict"]
+    misread = next(line for line in lines if line.endswith("misread") and "lines[" in line)
+    assert misread.split("  ")[0] == "lines[1].description"
+    assert '"Hex nut M8"' in misread and '"Hex nut M6"' in misread and "hexnutm8 | hexnutm6" in misread
+    unfound = next(line for line in lines if line.startswith("lines[2].amount"))
+    assert unfound.split() == ["lines[2].amount", "20.0", "null", "20", "|", "–", "unfound"]

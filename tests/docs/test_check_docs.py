@@ -61,3 +61,31 @@ def test_placeholders_temporary_folders_and_urls_are_not_paths_of_one_machine(ca
         '<https://example.com/home/x>, `s3://bucket/work/runs`, `$HOME/work`, `-v "$PWD:/data"`\n'
     )
     assert check_docs.main([str(page)]) == 0, capsys.readouterr().err
+
+
+def test_the_examples_check_runs_commands_and_python_and_names_what_fails(capsys, tmp_path: Path) -> None:
+    """A page's commands and Python run in a scratch folder (no run of the sample is made when no
+    command names runs/); a failing one is named with its exit and last line, skips have reasons."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```sh\n"
+        "oeb score --pred pred.json --gold gold.json \\\n    --schema schema.json --format table   # works\n"
+        "oeb explain 'Acme™'\n"
+        "oeb score --pred nothing.json --gold gold.json --schema schema.json\n"
+        "oeb run --config configs/reducto.yaml --out runs/\n"
+        "oeb view RUN [--port 8765]\n"
+        "```\n\n"
+        "<!-- check-docs: skip needs a quiet machine -->\n```sh\noeb score --pred nothing.json\n```\n\n"
+        "```python\nimport oeb\nassert oeb.score(prediction, gold, schema)['total'] == 27\n```\n\n"
+        "```python\nraise ValueError('broken example')\n```\n"
+    )
+    assert check_docs.main(["--examples", "--verbose", str(page)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"{page}:5: oeb score --pred nothing.json --gold gold.json --schema schema.json: exit 1: oeb score: "
+        "--pred nothing.json: no such file; check the path",
+        f"{page}:21: raise ValueError('broken example'): ValueError: broken example",
+    ]
+    assert "(needs REDUCTO_API_KEY (reducto))" in captured.out and "(needs a quiet machine)" in captured.out
+    assert "oeb view RUN '[--port' '8765]' (a synopsis with placeholders (RUN '[--port'))" in captured.out
+    assert "5 examples ran (2 failed), 3 skipped with a reason" in captured.out

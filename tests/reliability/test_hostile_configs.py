@@ -33,7 +33,7 @@ def config_text(**values: str) -> str:
 
 
 BROKEN_FILES = {
-    "unknown top-level key": (config_text(timeuot="5"), ("timeuot is not a key a config has", "keys here:")),
+    "unknown top-level key": (config_text(timeuot="5"), ("timeuot is not a key a config has; did you mean timeout?",)),
     "unknown row key": (config_text(rows="{sample: 0, limit: 0, only: null, first: 3}"), ("rows.first",)),
     "timeout a string": (config_text(timeout="soon"), ("timeout must be a number, not 'soon'",)),
     "timeout infinite": (config_text(timeout=".inf"), ("timeout must be a finite number, not inf",)),

@@ -1,6 +1,6 @@
 """The paired statistics of `oeb compare`: properties (identical runs, swapped runs, a constant shift)
 and the done-when check on runs graded by the scorer: a 2%-noise run told from a 15%-noise run, two
-identical runs called equal."""
+identical runs called "no difference"."""
 
 from __future__ import annotations
 
@@ -15,7 +15,17 @@ from hypothesis import strategies as st
 from synthetic import SCHEMA, noisy, true_gold, write_dataset
 
 from oeb.cli import main
-from oeb.report.paired import EXACT_UP_TO, RESAMPLES, _blocks, bootstrap_means, paired_stats, sign_flip_p, verdict
+from oeb.report.paired import (
+    EXACT_UP_TO,
+    RESAMPLES,
+    _blocks,
+    bootstrap_means,
+    paired_stats,
+    sign_flip_p,
+    verdict,
+    worse_beyond,
+)
+from oeb.report.tables import signed_points
 
 accuracies = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=120)
 pairs = accuracies.flatmap(
@@ -32,7 +42,7 @@ def _stats(a: list[float], b: list[float]) -> dict:
 def test_identical_runs_differ_by_nothing_with_p_1(a) -> None:
     stats = _stats(a, a)
     assert (stats["mean_diff"], stats["ci95"], stats["p_value"]) == (0.0, [0.0, 0.0], 1.0)
-    assert verdict(stats) == "equal"
+    assert verdict(stats) == "no difference"
 
 
 @settings(max_examples=60, deadline=None)
@@ -43,7 +53,7 @@ def test_swapping_a_and_b_negates_the_difference_and_mirrors_the_interval(pair) 
     assert backward["mean_diff"] == -forward["mean_diff"]
     assert backward["ci95"] == pytest.approx([-forward["ci95"][1], -forward["ci95"][0]], abs=1e-12)
     assert backward["p_value"] == forward["p_value"]
-    assert {verdict(forward), verdict(backward)} in ({"equal"}, {"better", "worse"})
+    assert {verdict(forward), verdict(backward)} in ({"no difference"}, {"better", "worse"})
 
 
 @settings(max_examples=60, deadline=None)
@@ -90,17 +100,36 @@ def test_compare_tells_a_2_percent_noise_run_from_a_15_percent_one(noise_runs, c
     assert paired["p_value"] < 0.05 and paired["verdict"] == "worse" and paired["documents"] == 40
     assert paired["mean_diff"] == pytest.approx(result["b"]["headline"] - result["a"]["headline"])
     assert paired["per_suite"]["invoices"]["mean_diff"] == pytest.approx(paired["mean_diff"])
+    capsys.readouterr()
     assert main(["compare", noise_runs["two"], noise_runs["fifteen"], "--fail-if-worse"]) == 3
+    error = capsys.readouterr().err
+    assert error.startswith("oeb compare: fifteen is worse than two: accuracy -") and error.count("\n") == 1
+    assert error.rstrip().endswith("entirely below 0.00, p = 0.0001")
+    margin = -paired["ci95"][1] + 0.01  # a margin larger than how far the interval's top is below 0
+    assert main(["compare", noise_runs["two"], noise_runs["fifteen"], "--fail-if-worse", f"{margin:.4f}"]) == 0
     assert main(["compare", noise_runs["fifteen"], noise_runs["two"], "--fail-if-worse"]) == 0
 
 
-def test_compare_calls_two_identical_runs_equal(noise_runs, capsys) -> None:
+def test_compare_calls_two_identical_runs_no_difference(noise_runs, capsys) -> None:
     assert main(["compare", noise_runs["two"], noise_runs["two_again"], "--format", "json"]) == 0
     paired = json.loads(capsys.readouterr().out)["paired"]
     assert (paired["mean_diff"], paired["ci95"], paired["p_value"], paired["verdict"]) == (
         0.0,
         [0.0, 0.0],
         1.0,
-        "equal",
+        "no difference",
     )
     assert main(["compare", noise_runs["two"], noise_runs["two_again"], "--fail-if-worse"]) == 0
+
+
+def test_two_documents_both_worse_are_no_difference_at_p_one_half() -> None:
+    """The bootstrap interval of two negative differences lies below 0, but the sign-flip test gives
+    p = 0.5: not evidence, so neither the verdict nor the gate calls it worse."""
+    stats = paired_stats(np.array([-0.1, -0.2]))
+    assert stats["ci95"][1] < 0 and stats["p_value"] == 0.5
+    assert verdict(stats) == "no difference"
+    assert not worse_beyond(stats, 0.0)
+
+
+def test_a_difference_that_rounds_to_zero_has_no_minus_sign() -> None:
+    assert [signed_points(v) for v in (-0.00001, 0.0, 0.00001, -0.0123, None)] == ["0.00", "0.00", "0.00", "-1.23", "–"]

@@ -60,6 +60,9 @@ def test_a_budget_stops_starting_documents_and_a_larger_one_resumes(tmp_path: Pa
     assert code == 4, err
     folder = _folder(out)
     assert len(_calls(calls)) == 3  # 3 x $0.01 fit in $0.035; a fourth could pass it
+    events = [line.split("] ", 1)[1] for line in err.splitlines() if line.startswith("[")]
+    said = next(n for n, line in enumerate(events) if "budget reached" in line)
+    assert [line.split()[1] for line in events[:said]] == ["1/12", "2/12", "3/12"]  # after the saves it follows
     last = err.rstrip().splitlines()[-1]
     assert last.startswith("oeb run: the budget was reached: spent $0.03 of the $0.04 budget")
     assert f"{ROWS - 3} documents left" in last and f"oeb resume {folder} --set budget.usd=" in last
@@ -146,3 +149,24 @@ def test_a_resume_of_100_records_lists_the_folder_once(tmp_path: Path, monkeypat
     resumed = engine.plan_resume(plan.folder.url)
     assert resumed.to_ask == () and len(resumed.rows) == 100
     assert [url for url in listed if url.startswith(plan.folder.url)] == [plan.folder.url]
+
+
+def test_documents_waiting_out_a_back_off_reach_the_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5xx's back-off is shown as documents waiting to retry (not as nothing in flight)."""
+    monkeypatch.setattr(Mock, "retry", RetryPolicy(backoff=0.2, multiplier=1.0, jitter=0.0))  # not 20, 60, 120 s
+    config = _config(tmp_path, tmp_path / "calls.log", server_error=0.5)
+    [plan] = engine.plan_runs([str(config)], str(tmp_path / "runs"), ["rows.limit=6"]).plans
+    plan.folder.launch(plan.config.plain(), plan.settings)
+    seen: list[tuple[int, float | None]] = []
+
+    class Watched(RunProgress):
+        def retrying(self, system: str, waiting: int, first_in: float | None, last_in: float | None) -> None:
+            seen.append((waiting, first_in))
+            super().retrying(system, waiting, first_in, last_in)
+
+    progress = Watched([plan.label], {plan.label: len(plan.rows)}, io.StringIO(), metrics=False)
+    with progress:
+        [predicted] = predict_jobs([Job(plan.label, plan.config, plan.dataset, plan.rows, plan.folder)], progress)
+    assert predicted.stopped is None
+    assert any(waiting > 0 and first_in is not None and 0 < first_in <= 0.2 for waiting, first_in in seen), seen
+    assert seen[-1] == (0, None) and progress.systems[plan.label].retrying == 0

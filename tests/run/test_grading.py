@@ -123,6 +123,24 @@ def test_graders_on_ray_side_by_side_write_the_same_bytes_as_in_this_process(
     assert _files(first) == _files(second) == _files(here)
 
 
+def test_grading_names_the_failed_documents_and_counts_the_cache_right(tmp_path: Path, in_process, capsys) -> None:
+    """Two predictions corrupted after a first grading: the line names them (and the record that
+    failed) with their reasons, and counts as from the cache only the documents scored from it."""
+    folder = _answered(tmp_path / "mine")
+    dataset = open_dataset(SAMPLE_DATASET)
+    grade(RunFolder(str(folder)), dataset, dataset.rows)
+    broken = sorted((folder / "predictions").iterdir())[:2]
+    for path in broken:
+        path.write_text("{not json")
+    capsys.readouterr()
+    assert main(["grade", str(folder)]) == 0
+    [line] = [message for message in capsys.readouterr().err.splitlines() if "documents scored" in message]
+    assert line.startswith("mine: 9 documents scored, 9 of them from the cache; 3 failed: ")
+    for path in broken:
+        assert f"{path.stem} (the prediction file predictions/{path.name} is not JSON" in line
+    assert "(Unreadable: not JSON)" in line and line.endswith(f"(all in {RESULTS}/scores.jsonl)")
+
+
 @pytest.mark.ray
 def test_oeb_grade_grades_a_run_whose_documents_all_failed(ray_cluster, tmp_path: Path, capsys) -> None:
     plan = engine.plan_run(mock_config({"rows.limit": 3, "system.mock.malformed": 1.0}), str(tmp_path))
@@ -291,7 +309,8 @@ def test_oeb_grade_on_a_private_local_ray_prints_only_oebs_lines(tmp_path: Path)
     before_tables = done.stderr.split("leaderboard")[0].splitlines()
     assert before_tables == [
         cluster.Where("local", "local", cluster.ADDRESS_VARIABLE).line(12),
-        "mine: 11 documents scored, 0 of them from the cache",
+        "mine: 11 documents scored, 0 of them from the cache; 1 failed: long__real_ofac_ssi_mini (no prediction: "
+        f"predictions/long__real_ofac_ssi_mini.json does not exist) (all in {RESULTS}/scores.jsonl)",
         headline_line(summary, report["cost"]),
     ]
     assert not re.search(r"WARNING|INFO|Token|RAY_|\.py:\d+", done.stdout + done.stderr)

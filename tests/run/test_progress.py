@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -148,7 +149,7 @@ def test_terminal_shows_a_live_table_of_every_system_and_grading() -> None:
     assert "oeb: 2 systems, 31 of 623 documents, 0:15 elapsed" in final
     datalab = next(line for line in final.splitlines() if "datalab" in line)
     cells = [cell.strip() for cell in re.split(r"[│┃]", datalab) if cell.strip()]
-    assert cells[0] == "datalab" and cells[2:] == ["30/620", "0", "8", "19.5/20", "0", "$1.50", "2.0", "4:55"]
+    assert cells[0] == "datalab" and cells[2:] == ["30/620", "0", "8", "0", "19.5/20", "0", "$1.50", "2.0", "4:55"]
     reducto = next(line for line in final.splitlines() if "reducto" in line)
     assert [cell.strip() for cell in re.split(r"[│┃]", reducto) if cell.strip()][-4:] == ["1", "–", "0.1", "0:30"]
     assert "grading: 24 graded, 4 queued, 2 running" in final
@@ -239,3 +240,67 @@ def test_ray_metrics_reach_the_prometheus_export(ray_cluster: None) -> None:
             break
         time.sleep(1)
     assert {name: found.get(name) for name in wanted} == wanted, json.dumps(sorted(found), indent=1)
+
+
+def _final_rows(width: int, events: Callable[[RunProgress, Clock], None]) -> tuple[str, dict[str, list[str]]]:
+    """The live table's last drawing at a console `width`, and each system's cells."""
+    now = Clock()
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width, color_system=None, legacy_windows=False)
+    progress = RunProgress(SYSTEMS, {"datalab": 6200, "reducto": 3}, console=console, metrics=False, clock=now)
+    with progress:
+        events(progress, now)
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue().rsplit("\x1b[2K", 1)[-1])
+    rows = {}
+    for line in final.splitlines():
+        cells = [cell.strip() for cell in re.split(r"[│┃]", line)]
+        if len(cells) > 2 and cells[1] in SYSTEMS:
+            rows[cells[1]] = cells[1:-1]
+    return final, rows
+
+
+def _busy(progress: RunProgress, now: Clock) -> None:
+    for n in range(1200):
+        now.now += 0.05
+        progress.saved("datalab", f"doc_{n}", {"cost": {"usd": 0.05}})
+    progress.in_flight("datalab", 8)
+    progress.pace("datalab", 19.5, 20.0)
+    progress.retrying("reducto", 2, 18.0, 61.0)
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+def test_the_live_table_keeps_every_figure_whole_at_any_width(width: int) -> None:
+    final, rows = _final_rows(width, _busy)
+    assert all(len(line) <= width for line in final.splitlines())
+    assert "…" not in final
+    for header in ("system", "done", "failed", "ETA", "retrying"):
+        assert header in final
+    datalab, reducto = rows["datalab"], rows["reducto"]
+    assert "1,200/6,200" in datalab and datalab[-1] == "4:09" and reducto[-1] == "≥1:01"
+    assert "2, next 0:18" in reducto
+    if width == 160:
+        assert "not shown" not in final
+    else:
+        assert "not shown at this width: progress" in final
+
+
+def test_documents_waiting_on_a_retry_are_shown_and_lengthen_the_eta() -> None:
+    """A system whose documents wait out back-offs is not hanging: the summary says how many wait and
+    when the next goes, and the time left is never before the last back-off ends."""
+    now = Clock()
+    out = io.StringIO()
+    progress = RunProgress(["reducto"], {"reducto": 10}, out, metrics=False, clock=now, summary_seconds=0)
+    with progress:
+        for n in range(7):
+            now.now += 1.0
+            progress.saved("reducto", f"doc_{n}", {"cost": {"usd": 0.01}})
+        progress.retrying("reducto", 3, 20.0, 60.0)
+        progress.summary()
+        now.now += 30
+        progress.summary()
+        progress.retrying("reducto", 0, None, None)
+    lines = out.getvalue().splitlines()
+    first, second = (line for line in lines if "waiting to retry" in line)
+    assert "0 in flight, 3 waiting to retry, next in 0:20" in first and first.endswith("ETA 1:00")
+    assert "next in 0:00" in second and second.endswith("ETA 0:30")
+    assert "waiting to retry" not in lines[-2]

@@ -74,6 +74,28 @@ def test_the_leaderboard_has_each_system_its_interval_and_latency(page, served: 
     assert "/fields?run=" in page.url
 
 
+def test_the_chart_plots_the_headline_with_every_label_inside(page, served: Served) -> None:
+    page.goto(served.url)
+    page.locator("#chart circle").first.wait_for()
+    page.wait_for_timeout(100)  # the labels are fitted on the next frame
+    frame = page.locator("#chart").bounding_box()
+    for label in page.locator("#chart text.label").all():
+        box = label.bounding_box()
+        assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 0.5
+        assert frame["y"] <= box["y"]
+    rows = {row["system"]: row for row in served.view.board["rows"]}
+    heights = {
+        group.locator("title").text_content().split(":")[0]: float(group.locator("circle").get_attribute("cy"))
+        for group in page.locator("#chart g.point, #chart g.unpriced").all()
+    }
+    assert "headline (%)" in page.locator("#chart").text_content()
+    ordered = sorted(heights, key=heights.get)  # highest point (smallest y) first
+    assert ordered == sorted(rows, key=lambda name: -rows[name]["headline"])
+    for name, row in rows.items():
+        title = page.locator("#chart g title", has_text=f"{name}: ").first.text_content()
+        assert title.startswith(f"{name}: headline {100 * row['headline']:.1f}%")
+
+
 def test_fields_sort_filter_and_open_their_failing_documents(page, served: Served) -> None:
     page.goto(served.url + f"fields?run={quote(labels(served)[0])}")
     rows = page.locator("#fields tbody tr")

@@ -25,12 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from oeb import _fit
 from oeb.run.cluster.metrics import RunMetrics
 
 REFRESH_PER_SECOND = 1.0
@@ -42,6 +43,24 @@ RATE_WINDOW = 60.0
 """Seconds of saved documents the rate (and so the time left) is taken over: recent enough to follow a
 slowed vendor, long enough to be steady with minutes-long jobs."""
 _MESSAGE_SHOWN = 160
+_BAR = 20
+"""The progress bar's width, when the console has room for it."""
+SYSTEM_WIDTH = 16
+"""A system label wider than this folds onto more lines rather than crowd out a figure."""
+_LIVE_COLUMNS = (
+    ("system", _fit.ALWAYS),
+    ("progress", 9),
+    ("done", _fit.ALWAYS),
+    ("failed", _fit.ALWAYS),
+    ("in flight", 2),
+    ("retrying", 1),
+    ("pace/s", 6),
+    ("429s", 5),
+    ("spend", 3),
+    ("docs/s", 4),
+    ("ETA", _fit.ALWAYS),
+)
+"""The live table's columns and which a narrow console keeps longest (higher numbers dropped first)."""
 
 
 @dataclass
@@ -62,7 +81,12 @@ class _System:
     spend_reported: bool = False
     recent: deque[float] = field(default_factory=deque)
     asking_since: float | None = None
-    summarised: tuple[int, int] = (-1, -1)
+    summarised: tuple[int, int, int] = (-1, -1, -1)
+    retrying: int = 0
+    """Documents waiting out a back-off before they are asked again."""
+    retry_first: float | None = None
+    retry_last: float | None = None
+    """When (the display's clock) the first and the last of them may start."""
 
     def rate(self, now: float, began: float) -> float | None:
         """Documents saved per second over the last `RATE_WINDOW` seconds (or since the system began
@@ -75,10 +99,21 @@ class _System:
         return len(self.recent) / max(min(RATE_WINDOW, now - since), 1e-9)
 
     def eta(self, now: float, began: float) -> str:
+        """The time left at the recent pace, never before the last back-off is over (a document
+        waiting 60 s to be asked again cannot be saved sooner)."""
         if self.done >= self.total:
             return "done"
         rate = self.rate(now, began)
-        return "–" if not rate else clock(max(0, (self.total - self.done) / rate))
+        backoff = None if self.retry_last is None else max(0.0, self.retry_last - now)
+        if not rate:
+            return "–" if backoff is None else f"≥{clock(backoff)}"
+        return clock(max(0, (self.total - self.done) / rate, backoff or 0))
+
+    def retry_text(self, now: float) -> str:
+        """`3, next 0:18`: documents waiting to be asked again, and when the first is; `0` when none."""
+        if not self.retrying or self.retry_first is None:
+            return "0"
+        return f"{self.retrying:,}, next {clock(max(0.0, self.retry_first - now))}"
 
     def spend(self) -> str:
         parts = [f"${self.usd:,.2f}" if self.usd is not None else "", f"{self.credits:,g} cr" if self.credits else ""]
@@ -174,6 +209,14 @@ class RunProgress:
             state.asking_since = self.clock()
         if self.metrics:
             self.metrics.set("in_flight", system, n)
+
+    def retrying(self, system: str, waiting: int, first_in: float | None, last_in: float | None) -> None:
+        """`waiting` documents of `system` wait out a back-off; the first may start in `first_in`
+        seconds, the last in `last_in` (None when none waits)."""
+        state, now = self.systems[system], self.clock()
+        state.retrying = waiting
+        state.retry_first = None if first_in is None else now + first_in
+        state.retry_last = None if last_in is None else now + last_in
 
     def started(self, system: str, n: int = 1) -> None:
         """`n` attempts (a submit, a retry, a collection) were started at `system`."""
@@ -276,7 +319,8 @@ class RunProgress:
         return f"grading: {done:,} graded, {queued:,} queued, {running:,} running"
 
     def table(self) -> Table:
-        """The live view as it is now (what rich redraws)."""
+        """The live view as it is now (what rich redraws), as wide as the console: the columns that
+        do not fit are left out (the progress bar first), never a figure cut."""
         now = self.clock()
         states = list(self.systems.values())
         done, total = sum(s.done for s in states), sum(s.total for s in states)
@@ -284,37 +328,57 @@ class RunProgress:
             f"oeb: {len(states)} system{'s' if len(states) != 1 else ''}, {done:,} of {total:,} documents, "
             f"{clock(now - self.began)} elapsed"
         )
-        table = Table(title=title, title_justify="left", caption=self._grading_text(), caption_justify="left")
-        for header in ("system", "progress", "done", "failed", "in flight", "pace/s", "429s", "spend", "docs/s", "ETA"):
-            table.add_column(header, justify="left" if header in ("system", "progress") else "right", no_wrap=True)
-        for s in states:
-            rate = s.rate(now, self.began)
-            table.add_row(
-                s.name,
-                ProgressBar(total=max(s.total, 1), completed=s.done, width=20),
-                f"{s.done:,}/{s.total:,}",
-                Text(f"{s.failed:,}", style="red" if s.failed else ""),
-                f"{s.in_flight}",
-                s.pace_text(),
-                Text(f"{s.throttled:,}", style="yellow" if s.throttled else ""),
-                s.spend(),
-                "–" if rate is None else f"{rate:.1f}",
-                s.eta(now, self.began),
-            )
+        rows = [self._cells(s, now) for s in states]
+        columns = [
+            _fit.column(header, [row[i] for row in rows], priority, SYSTEM_WIDTH if header == "system" else None)
+            for i, (header, priority) in enumerate(_LIVE_COLUMNS)
+        ]
+        kept = _fit.fit(columns, self.console.width)
+        dropped = [column.header for column in columns if column not in kept]
+        caption = self._grading_text() + (f"; not shown at this width: {', '.join(dropped)}" if dropped else "")
+        table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+        shown = [columns.index(column) for column in kept]
+        for column, size in zip(kept, _fit.widths(kept, self.console.width), strict=True):
+            left = column.header in ("system", "progress")
+            table.add_column(column.header, justify="left" if left else "right", width=size, overflow="fold")
+        for s, row in zip(states, rows, strict=True):
+            cells: list[RenderableType] = [Text(cell) for cell in row]
+            cells[1] = ProgressBar(total=max(s.total, 1), completed=s.done, width=_BAR)
+            cells[3] = Text(row[3], style="red" if s.failed else "")
+            cells[7] = Text(row[7], style="yellow" if s.throttled else "")
+            table.add_row(*(cells[i] for i in shown))
         return table
+
+    def _cells(self, s: _System, now: float) -> list[str]:
+        """A system's row as text (the progress bar's cell holds its width in spaces)."""
+        rate = s.rate(now, self.began)
+        return [
+            s.name,
+            " " * _BAR,
+            f"{s.done:,}/{s.total:,}",
+            f"{s.failed:,}",
+            f"{s.in_flight}",
+            s.retry_text(now),
+            s.pace_text(),
+            f"{s.throttled:,}",
+            s.spend(),
+            "–" if rate is None else f"{rate:.1f}",
+            s.eta(now, self.began),
+        ]
 
     def summary(self, every: bool = False) -> None:
         """Plain output: a line per system that moved since the last summary (`every`: all of them),
         then the grading queue."""
         now = self.clock()
         for s in self.systems.values():
-            if not every and (s.done, s.in_flight) == s.summarised:
+            if not every and not s.retrying and (s.done, s.in_flight, s.retrying) == s.summarised:
                 continue
-            s.summarised = (s.done, s.in_flight)
+            s.summarised = (s.done, s.in_flight, s.retrying)
             rate = s.rate(now, self.began)
             pace = s.pace_text() + ("" if s.pace is None and s.limit is None else " starts/s")
+            waiting = f", {s.retry_text(now).replace(', next', ' waiting to retry, next in')}" if s.retrying else ""
             self._line(
-                f"{s.name}: {s.done:,}/{s.total:,} done, {s.failed:,} failed, {s.in_flight} in flight, pace "
+                f"{s.name}: {s.done:,}/{s.total:,} done, {s.failed:,} failed, {s.in_flight} in flight{waiting}, pace "
                 f"{pace}, {s.throttled:,} 429s, spent {s.spend()}, "
                 f"{'–' if rate is None else f'{rate:.1f}'} docs/s, ETA {s.eta(now, self.began)}"
             )

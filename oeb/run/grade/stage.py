@@ -304,16 +304,32 @@ class Grader:
             }
         storage.write_json(storage.join(results, "summary.json"), summary)
         cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
-        log.info(
-            "%s: %d documents scored, %d of them from the cache",
-            folder.name,
-            self.queued,
-            self.queued - self.rescored,
-        )
+        log.info("%s", scored_line(folder.name, ordered, self.rescored))
         log.info("%s", headline_line(summary, cost))
         cluster.timing("documents (their CPU)", sum(self.seconds.values()))
         report = {"run": folder.name, "cost": cost, "scorers": {SCORER: summary}}
         return Graded(report, frozenset(self.nodes), self.seconds, self.elapsed)
+
+
+FAILED_NAMED = 3
+"""How many failed documents the grading line names before it counts the rest."""
+_REASON_SHOWN = 160
+
+
+def scored_line(name: str, lines: list[dict[str, Any]], rescored: int) -> str:
+    """`12 documents scored, 11 of them from the cache`, then the failed documents: the first few by
+    name with their reason, the rest counted (scores.jsonl has every one)."""
+    scored = sum(1 for line in lines if line["status"] == "scored")
+    text = f"{name}: {scored} documents scored, {max(0, scored - rescored)} of them from the cache"
+    failed = [line for line in lines if line["status"] != "scored"]
+    if not failed:
+        return text
+    named = "; ".join(
+        f"{line['id']} ({' '.join(str(line.get('error') or 'no reason recorded').split())[:_REASON_SHOWN]})"
+        for line in failed[:FAILED_NAMED]
+    )
+    more = f"; and {len(failed) - FAILED_NAMED} more" if len(failed) > FAILED_NAMED else ""
+    return f"{text}; {len(failed)} failed: {named}{more} (all in {SCORER}/scores.jsonl)"
 
 
 def grade(

@@ -53,7 +53,7 @@ def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """The config tree with each `path=value` applied in order (the tree is not modified)."""
     tree = yaml.safe_load(yaml.safe_dump(tree))  # a deep copy that stays plain YAML
     for assignment in assignments:
-        path, value = _parse(assignment)
+        path, value = parse_assignment(assignment)
         *parents, last = _resolve(tree, path)
         node = tree
         for key in parents:
@@ -62,17 +62,18 @@ def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     return tree
 
 
-def _parse(assignment: str) -> tuple[str, Any]:
+def parse_assignment(assignment: str, flag: str = "--set", example: str = "rows.sample=5") -> tuple[str, Any]:
+    """`path=value` as given to `flag`: the path and the value read as YAML (`5`, `null`, `[a, b]`)."""
     path, equals, text = assignment.partition("=")
     if not equals or not path.strip():
-        raise ConfigError(f"--set {assignment!r}: write path=value, e.g. rows.sample=5")
+        raise ConfigError(f"{flag} {assignment!r}: write {'path' if flag == '--set' else 'name'}=value, e.g. {example}")
     if not text.strip():
         return path.strip(), ""
     try:
         return path.strip(), load_yaml(text)
     except yaml.YAMLError as error:
         problem = str(error).splitlines()[0]
-        raise ConfigError(f"--set {assignment!r}: the value is not YAML ({problem}); quote it") from None
+        raise ConfigError(f"{flag} {assignment!r}: the value is not YAML ({problem}); quote it") from None
 
 
 def _readings(node: Any, parts: list[str], prefix: str) -> list[Path]:

@@ -11,6 +11,7 @@ for the reference, or before budgets) gets the defaults.
 from __future__ import annotations
 
 import datetime
+import difflib
 import math
 import sys
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ import yaml
 from oeb import storage
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
 from oeb.run.plan._set import apply_sets, load_yaml
-from oeb.systems import Adapter, get
+from oeb.systems import Adapter, OptionError, get
+from oeb.systems._options import problems as option_problems
+from oeb.systems.registry import adapter_class
 
 PUBLIC_DATASET = "hf://datasets/datalab-to/omni_extract_bench"
 DEFAULT_TIMEOUT = 1800.0
@@ -151,9 +154,10 @@ def to_yaml(tree: dict[str, Any]) -> str:
     return yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def init_tree(system: str, dataset: str = PUBLIC_DATASET) -> dict[str, Any]:
-    """A complete config for `system` with every option at its default (`oeb init`)."""
-    adapter = get(system)
+def init_tree(system: str, dataset: str = PUBLIC_DATASET, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A complete config for `system` with every option at its default but those `options` give
+    (`oeb init`, `--option K=V`)."""
+    adapter = get(system, options)
     default = type(adapter).workers
     ray = RayConfig(actors=default, max_in_flight=default)
     return {
@@ -187,10 +191,10 @@ INIT_COMMENTS = {
 """What `oeb init` explains above a top-level key of the config it writes."""
 
 
-def init_text(system: str, dataset: str = PUBLIC_DATASET) -> str:
+def init_text(system: str, dataset: str = PUBLIC_DATASET, options: dict[str, Any] | None = None) -> str:
     """`init_tree` as YAML, with `INIT_COMMENTS` above their keys."""
     lines = []
-    for line in to_yaml(init_tree(system, dataset)).splitlines(keepends=True):
+    for line in to_yaml(init_tree(system, dataset, options)).splitlines(keepends=True):
         key = line.split(":", 1)[0]
         lines += [f"# {comment}\n" for comment in INIT_COMMENTS.get(key, ()) if not line.startswith(" ")]
         lines.append(line)
@@ -255,8 +259,9 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
     if retry_s is not None and retry_s < 0:
         problems.add("storage.retry_s", f"must be 0 or more (or null: the default), not {retry_s!r}")
     name, options = problems.system(system)
+    adapter = _adapter(name, options, problems) if name else None
     problems.raise_if_any(where)
-    adapter = _build(name, options, where)
+    assert adapter is not None  # a config without a system has a problem
     return Config(
         dataset=dataset,
         manifest=manifest,
@@ -271,13 +276,31 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
     )
 
 
-def _build(name: str, options: dict[str, Any], where: str) -> Adapter:
-    """The adapter, its option errors prefixed by the config's path (they are `OebError`s already)."""
+def _adapter(name: str, options: dict[str, Any], problems: _Problems) -> Adapter | None:
+    """The system built from its options, or None with every problem of its name or options added,
+    each on its own line (the adapter's own checks only once the options are of the right kinds)."""
+    shown = f"system.{name if name.isprintable() else repr(name)}"  # the user's own text: one line, always
+    try:
+        cls = adapter_class(name)
+    except OebError as error:
+        problems.found.append(f"{shown}: {error}")
+        problems.kind = type(error)
+        return None
+    given = dict(options)
+    if "/" in name:
+        given.setdefault("model", name)
+    found = option_problems(cls, given)
+    for problem in found:
+        problems.found.append(f"{shown}: {problem}")
+        problems.kind = OptionError
+    if found:
+        return None
     try:
         return get(name, options)
     except OebError as error:
-        shown = name if name.isprintable() else repr(name)  # the user's own text: one line, always
-        raise type(error)(f"{where}: system.{shown}: {error}") from None
+        problems.found.append(f"{shown}: {error}")
+        problems.kind = type(error)
+        return None
 
 
 def _check_scorers(scorers: Any, problems: _Problems) -> None:
@@ -293,7 +316,9 @@ def _check_scorers(scorers: Any, problems: _Problems) -> None:
         if not all(isinstance(entry, dict) for entry in entries):
             problems.add(f"scorers.{name}", "is the scorer's options (such as {}) or a list of them")
         elif name not in SCORERS:
-            problems.add(f"scorers.{name}", f"is not a scorer; the scorers are {', '.join(SCORERS)}")
+            close = difflib.get_close_matches(str(name), SCORERS, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            problems.add(f"scorers.{name}", f"is not a scorer; {hint}the scorers are {', '.join(SCORERS)}")
         elif any(entries):
             option = next(iter(next(e for e in entries if e)))
             problems.add(f"scorers.{name}", f"has no option {option!r}: field_matching takes none")
@@ -302,20 +327,53 @@ def _check_scorers(scorers: Any, problems: _Problems) -> None:
 
 
 class _Problems:
-    """Collects every problem of a config tree, so one error lists them all."""
+    """Collects every problem of a config tree, so one error lists them all, one line each: a key
+    missing at any level on one shared line, an unknown key with the nearest one (`did you mean`)."""
 
     def __init__(self) -> None:
         self.found: list[str] = []
         self.seen: set[str] = set()
+        self.missing: list[str] = []
+        self.unknown: list[tuple[str, str, tuple[str, ...]]] = []
+        """(prefix, the key as shown, the keys allowed there)."""
+        self.kind: type[OebError] = ConfigError
+        """The class of the error raised: the system's own (a missing key, an unknown system) when it
+        is the config's only problem, so its exit code and handling stay the same."""
 
     def add(self, key: str, problem: str) -> None:
         # A key is the user's own text: one with a line break or a control character is quoted, so the
         # error stays on one line.
         self.found.append(f"{key if key.isprintable() else repr(key)} {problem}")
 
+    def lines(self) -> list[str]:
+        """Every problem once: unknown keys first (with what they may have meant), then the rest,
+        then the keys still missing."""
+        missing, lines = list(self.missing), []
+        for prefix, key, allowed in self.unknown:
+            absent = [name for name in allowed if f"{prefix}{name}" in missing]
+            close = difflib.get_close_matches(key, absent, n=1, cutoff=0.6) or difflib.get_close_matches(
+                key, allowed, n=1, cutoff=0.6
+            )
+            if close and f"{prefix}{close[0]}" in missing:
+                missing.remove(f"{prefix}{close[0]}")
+                lines.append(f"{prefix}{key} is not a key a config has; did you mean {prefix}{close[0]}?")
+            elif close:
+                lines.append(f"{prefix}{key} is not a key a config has; did you mean {prefix}{close[0]}?")
+            else:
+                lines.append(f"{prefix}{key} is not a key a config has; keys here: {', '.join(allowed)}")
+        lines += self.found
+        if missing:
+            names = ", ".join(missing[:-1]) + f" and {missing[-1]}" if len(missing) > 1 else missing[0]
+            verb = "are" if len(missing) > 1 else "is"
+            lines.append(f"{names} {verb} missing; a config gives every key (oeb init SYSTEM writes one)")
+        return list(dict.fromkeys(lines))
+
     def raise_if_any(self, where: str) -> None:
-        if self.found:
-            raise ConfigError(f"{where}: {'; '.join(self.found)}")
+        lines = self.lines()
+        if len(lines) == 1:
+            raise self.kind(f"{where}: {lines[0]}")
+        if lines:
+            raise ConfigError(f"{where} has {len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines))
 
     def keys(self, node: dict[str, Any], prefix: str, allowed: tuple[str, ...]) -> None:
         for key in allowed:
@@ -323,11 +381,11 @@ class _Problems:
             if key in node:
                 self.seen.add(dotted)
             elif dotted not in OPTIONAL_KEYS:
-                self.add(dotted, "is missing; a config gives every key (oeb init SYSTEM shows them all)")
+                self.missing.append(dotted)
         for key in node:
             if key not in allowed:
-                shown = key if isinstance(key, str) and key.isprintable() else repr(key)  # one line, always
-                self.add(f"{prefix}{shown}", f"is not a key a config has; keys here: {', '.join(allowed)}")
+                shown = key if isinstance(key, str) and key.isprintable() and key else repr(key)  # one line
+                self.unknown.append((prefix, shown, allowed))
 
     def _value(self, node: dict[str, Any], key: str) -> tuple[bool, Any]:
         name = key.rsplit(".", 1)[-1]
@@ -407,7 +465,9 @@ class _Problems:
         for key in value:
             if key not in BUDGET_KEYS:
                 shown = key if isinstance(key, str) and key.isprintable() else repr(key)
-                self.add(f"budget.{shown}", f"is not a unit a budget has; the units are {', '.join(BUDGET_KEYS)}")
+                close = difflib.get_close_matches(str(key), BUDGET_KEYS, n=1)
+                hint = f"did you mean budget.{close[0]}? " if close else ""
+                self.add(f"budget.{shown}", f"is not a unit a budget has; {hint}the units are {', '.join(BUDGET_KEYS)}")
         self.seen.update(f"budget.{unit}" for unit in BUDGET_KEYS if unit in value)
         amounts = []
         for unit in BUDGET_KEYS:

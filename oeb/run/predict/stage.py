@@ -155,6 +155,7 @@ def _loop(
                 for row, record in run.answered(progress):
                     _save(run, row, record, progress, saver)
                 progress.in_flight(run.job.label, min(run.in_flight, run.limit))
+                _show_retries(run, progress)
                 _show_pace(run, progress)
             wait = min([_WAIT_SECONDS, *(run.wake() for run in runs if run.busy())])
             if pending:
@@ -163,6 +164,7 @@ def _loop(
                 wait = 0.0
             for run, row, record in saver.finished(wait):
                 _saved(run, row, record, progress, on_saved)
+            _say_budget(runs, progress)
             if saver.outage is not None and not saver.handled:
                 saver.handled = True
                 _storage_failed(runs, saver.outage, progress)
@@ -173,8 +175,21 @@ def _loop(
                         on_done(run.job, Predicted(run.stats(), _stopped(run)))
     finally:
         saver.close()
+    _say_budget(runs, progress)
     for run in runs:
         progress.in_flight(run.job.label, 0)
+        progress.retrying(run.job.label, 0, None, None)
+
+
+def _show_retries(run: SystemRun, progress: RunProgress) -> None:
+    """The documents waiting out a back-off, and in how many seconds the first and the last may start."""
+    if not run.retries:
+        progress.retrying(run.job.label, 0, None, None)
+        return
+    now = time.monotonic()
+    progress.retrying(
+        run.job.label, len(run.retries), max(0.0, run.retries.first() - now), max(0.0, run.retries.last() - now)
+    )
 
 
 def _storage_failed(runs: list[SystemRun], outage: StorageOutage, progress: RunProgress) -> None:
@@ -239,9 +254,15 @@ def _save(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgres
         progress.spend(run.job.label, spent["usd"], spent["credits"])
         if spending.reached and run.queue:
             run.may_start()
-            progress.note(
-                run.job.label, f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
-            )
+            run.budget_note = f"budget reached ({spending.line()}); collecting the {run.in_flight} in flight"
+
+
+def _say_budget(runs: list[SystemRun], progress: RunProgress) -> None:
+    """A system's budget-reached line, once the documents whose cost reached it are shown saved."""
+    for run in runs:
+        if run.budget_note is not None and not run.saving:
+            progress.note(run.job.label, run.budget_note)
+            run.budget_note = None
 
 
 def _saved(run: SystemRun, row: Row, record: dict[str, Any], progress: RunProgress, on_saved: Saved | None) -> None:

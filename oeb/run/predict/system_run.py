@@ -49,6 +49,10 @@ class Retries:
         """When the earliest may start."""
         return self._heap[0][0]
 
+    def last(self) -> float:
+        """When the latest may start (-inf when every one may start now)."""
+        return max(entry[0] for entry in self._heap)
+
     def pop(self) -> tuple[Row, Asking | None]:
         """The earliest retry."""
         _, _, row, asking = heapq.heappop(self._heap)
@@ -110,6 +114,8 @@ class SystemRun:
     left: int | None = None
     """Documents never started because the budget was reached (None: it was not)."""
     shown_pace: float | None = None
+    budget_note: str | None = None
+    """The budget-reached line, held until the saves queued before it are shown (so it follows them)."""
     halted: bool = False
     outage: StorageOutage | None = None
     """The storage failure that stopped the system (its unsaved answers are in `spill`)."""

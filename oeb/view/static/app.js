@@ -170,20 +170,26 @@ function boardTable() {
     el("thead", {}, el("tr", {}, head.map((name) => el("th", { scope: "col" }, name)))), el("tbody", {}, rows));
 }
 
+function headlineInterval(run) {
+  // the accuracy's 95% interval times the coverage (known exactly): the headline's, coverage given
+  return run.ci95 ? run.ci95.map((end) => end * run.coverage) : null;
+}
+
 function chart() {
-  // cost per document against accuracy, one point per system, its 95% interval as a whisker
-  const width = 640, height = 360, left = 60, right = 20, top = 20, bottom = 50;
-  const points = RUNS.map((run) => ({ run, price: cost(run) })).filter((p) => p.run.accuracy !== null);
+  // cost per document against the headline, one point per system, its 95% interval as a whisker
+  const width = 640, height = 360, left = 60, right = 20, top = 24, bottom = 50;
+  const points = RUNS.map((run) => ({ run, price: cost(run), interval: headlineInterval(run) }))
+    .filter((p) => p.run.headline !== null);
   const priced = points.filter((p) => p.price);
   const unit = priced.length ? priced[0].price.unit : "$";
   const maxCost = Math.max(...priced.map((p) => p.price.value), 0) * 1.15 || 1;
-  const lows = points.map((p) => (p.run.ci95 ? p.run.ci95[0] : p.run.accuracy));
-  const highs = points.map((p) => (p.run.ci95 ? p.run.ci95[1] : p.run.accuracy));
+  const lows = points.map((p) => (p.interval ? p.interval[0] : p.run.headline));
+  const highs = points.map((p) => (p.interval ? p.interval[1] : p.run.headline));
   const yMin = Math.max(0, Math.min(...lows, 1) - 0.05), yMax = Math.min(1, Math.max(...highs, 0) + 0.05);
   const x = (value) => left + (value / maxCost) * (width - left - right);
   const y = (value) => top + (1 - (value - yMin) / (yMax - yMin || 1)) * (height - top - bottom);
   const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", id: "chart",
-    "aria-label": "cost per document against accuracy, one point per system with its 95% interval" });
+    "aria-label": "cost per document against the headline, one point per system with its 95% interval" });
   plot.append(svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, class: "axis" }));
   plot.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis" }));
   for (let step = 0; step <= 4; step++) {
@@ -196,23 +202,41 @@ function chart() {
   plot.append(svg("text", { x: (left + width) / 2, y: height - 8, "text-anchor": "middle" },
     unit === "$" ? "cost per document (USD)" : "cost per document (credits)"));
   plot.append(svg("text", { x: 14, y: (top + height - bottom) / 2, transform: `rotate(-90 14 ${(top + height - bottom) / 2})`,
-    "text-anchor": "middle" }, "accuracy (%)"));
-  for (const { run, price } of points) {
+    "text-anchor": "middle" }, "headline (%)"));
+  for (const { run, price, interval } of points) {
     const cx = x(price && price.unit === unit ? price.value : 0);
     const group = svg("g", { class: price ? "point" : "point unpriced" });
-    group.append(svg("title", {}, `${run.label}: accuracy ${percent(run.accuracy)}%` + (price ? `, ${price.value} ${price.unit} per document` : ", no cost reported")));
-    if (run.ci95) {
-      group.append(svg("line", { x1: cx, x2: cx, y1: y(run.ci95[0]), y2: y(run.ci95[1]), class: "whisker" }));
-      for (const end of run.ci95) group.append(svg("line", { x1: cx - 5, x2: cx + 5, y1: y(end), y2: y(end), class: "whisker" }));
+    group.append(svg("title", {}, `${run.label}: headline ${percent(run.headline)}%` + (price ? `, ${price.value} ${price.unit} per document` : ", no cost reported")));
+    if (interval) {
+      group.append(svg("line", { x1: cx, x2: cx, y1: y(interval[0]), y2: y(interval[1]), class: "whisker" }));
+      for (const end of interval) group.append(svg("line", { x1: cx - 5, x2: cx + 5, y1: y(end), y2: y(end), class: "whisker" }));
     }
-    group.append(svg("circle", { cx, cy: y(run.accuracy), r: 5 }));
-    group.append(svg("text", { x: cx + 8, y: y(run.accuracy) - 8, class: "label" }, run.label));
+    group.append(svg("circle", { cx, cy: y(run.headline), r: 5 }));
+    const label = svg("text", { x: cx + 8, y: Math.max(12, y(run.headline) - 8), class: "label" }, run.label);
+    group.append(label);
     plot.append(group);
   }
   const unpriced = points.filter((p) => !p.price).map((p) => p.run.label);
-  return el("figure", {}, plot, el("figcaption", {},
-    "Cost per document against accuracy; whiskers: the 95% bootstrap interval of accuracy." +
+  const figure = el("figure", {}, plot, el("figcaption", {},
+    "Cost per document against the headline (accuracy × coverage); whiskers: the 95% bootstrap interval of accuracy times the coverage." +
     (unpriced.length ? ` No cost reported (drawn at 0): ${unpriced.join(", ")}.` : "")));
+  requestAnimationFrame(() => fitLabels(plot, width));
+  return figure;
+}
+
+function fitLabels(plot, width) {
+  // a label running past the right edge goes left of its point; one still too long is shortened
+  // with "…" (its point's tooltip has it whole)
+  for (const label of plot.querySelectorAll("text.label")) {
+    const x = Number(label.getAttribute("x"));
+    if (x + label.getComputedTextLength() <= width - 2) continue;
+    label.setAttribute("x", x - 16);
+    label.setAttribute("text-anchor", "end");
+    const full = label.textContent;
+    while (label.textContent.length > 1 && x - 16 - label.getComputedTextLength() < 2) {
+      label.textContent = full.slice(0, label.textContent.length - 2) + "…";
+    }
+  }
 }
 
 function suiteTable() {
@@ -230,7 +254,7 @@ function board() {
   document.title = "oeb view: leaderboard";
   show(el("h1", {}, "Leaderboard"),
     el("p", { class: "note" }, "Percent; accuracy and the five error shares are per-document means over scored documents; headline = accuracy × coverage; latency: the median and 95th percentile of a document's wall time. A system opens its fields."),
-    boardTable(), el("h2", {}, "Cost against accuracy"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
+    boardTable(), el("h2", {}, "Cost against the headline"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
 }
 
 // -- fields --------------------------------------------------------------------------------------
