@@ -195,7 +195,7 @@ class Adapter:
         """The extraction inside a raw answer; raise `SystemFailed` if there is none."""
         return extraction(raw.get("extraction") if isinstance(raw, dict) else None)
 
-    def citations(self, raw: Any) -> list[Cite]:
+    def cites(self, raw: Any) -> list[Cite]:
         """Where the raw answer says each predicted value came from and how sure it is, in oeb's one
         shape (docs/grounding.md); none by default. Read from the kept raw answer at grading time, so
         a run is grounded again without asking the vendor again."""

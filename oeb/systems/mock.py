@@ -197,6 +197,6 @@ class Mock(Adapter):
             )
         return Call(raw=raw, cost=cost, job_id=f"mock-{document.stem}")
 
-    def citations(self, raw: Any) -> list[Cite]:
+    def cites(self, raw: Any) -> list[Cite]:
         """The citations and confidences the simulation put in its answer."""
         return _mock_cites.cites(raw)

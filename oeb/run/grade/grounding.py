@@ -64,7 +64,7 @@ class Cites:
         if adapter is None:
             return
         try:
-            cites = adapter.citations(record["raw"])
+            cites = adapter.cites(record["raw"])
         except Exception as error:  # a vendor's answer is hostile: its values are still scored
             log.warning("%s: the citations of %s could not be read (%s)", adapter.name, doc_id, error)
             return
