@@ -27,11 +27,12 @@ RUN chmod -R a+rX README.md Makefile configs oeb \
 
 # ---- runtime: the base image + the virtual environment and the sources, without uv or pip caches ----
 FROM ${BASE_IMAGE}
-# make: cluster jobs run `make bench-cluster SYSTEM=...`. User oeb: uid/gid 1000, as in rayproject images.
+# make: cluster jobs run `make bench-cluster SYSTEM=...`. tesseract-ocr: `oeb view` reads scanned pages
+# (no text layer) by OCR to place their values (English data only). User oeb: uid/gid 1000, as in rayproject images.
 # profile.d: login shells (`bash -l`, as KubeRay and the Ray launcher use) reset PATH; keep the venv on it.
 # hadolint ignore=DL3008,SC2016
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends make \
+    && apt-get install -y --no-install-recommends make tesseract-ocr tesseract-ocr-eng \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 --shell /bin/bash oeb \
     && echo 'export PATH=/app/.venv/bin:$PATH' > /etc/profile.d/oeb-venv.sh

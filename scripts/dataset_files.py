@@ -40,19 +40,45 @@ def pdf_bytes(lines: Sequence[str]) -> bytes:
     Deterministic: no dates or ids, so the same lines always give the same bytes.
     """
     pages = [lines[start : start + _LINES_PER_PAGE] for start in range(0, len(lines), _LINES_PER_PAGE)] or [[]]
+    streams = [
+        b"BT /F1 10 Tf 12 TL 50 800 Td " + b" ".join(b"(%s) Tj T*" % _pdf_string(line) for line in page) + b" ET"
+        for page in pages
+    ]
+    return _pdf(streams)
+
+
+Placed = tuple[float, float, str]
+"""A text placed on a page: x and y of its baseline's start, in points from the top-left corner."""
+
+
+def placed_pdf_bytes(pages: Sequence[Sequence[Placed]], *, size: float = 10) -> bytes:
+    """A PDF whose pages hold each text where it is placed (Helvetica, `size` points), each text
+    its own text object, written in the order given (a table may be written column by column)."""
+    streams = [
+        b"\n".join(
+            b"BT /F1 %g Tf %.2f %.2f Td (%s) Tj ET" % (size, x, _HEIGHT - y, _pdf_string(text)) for x, y, text in page
+        )
+        for page in pages
+    ] or [b""]
+    return _pdf(streams)
+
+
+_HEIGHT = 842
+
+
+def _pdf(streams: Sequence[bytes]) -> bytes:
+    """A PDF of A4 pages with these content streams (Helvetica as /F1)."""
     first_page = 4
-    page_ids = [first_page + 2 * index for index in range(len(pages))]
+    page_ids = [first_page + 2 * index for index in range(len(streams))]
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % i for i in page_ids), len(pages)),
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % i for i in page_ids), len(streams)),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
     ]
-    for page_id, page in zip(page_ids, pages, strict=True):
-        text = b" ".join(b"(%s) Tj T*" % _pdf_string(line) for line in page)
-        stream = b"BT /F1 10 Tf 12 TL 50 800 Td " + text + b" ET"
+    for page_id, stream in zip(page_ids, streams, strict=True):
         objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
-            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (page_id + 1)
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 %d] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (_HEIGHT, page_id + 1)
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")

@@ -24,5 +24,6 @@ run oeb --version
 run oeb score --pred oeb/examples/invoice/pred.json --gold oeb/examples/invoice/gold.json \
     --schema oeb/examples/invoice/schema.json
 run python -c "import oeb, ray, s3fs, huggingface_hub, pyarrow; print('image ok: ray', ray.__version__)"
+run tesseract --version
 run id
 echo "image-check: ok ($IMAGE)"

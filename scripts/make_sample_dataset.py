@@ -23,6 +23,9 @@ DEFAULT_OUT = Path(__file__).resolve().parent.parent / "oeb" / "data" / "sample"
 STRING = {"type": "string"}
 NUMBER = {"type": "number"}
 INTEGER = {"type": "integer"}
+UNPRINTED = {"type": "string", "description": "printed on some documents of this kind; this one leaves it out"}
+"""A field the schema offers and the gold leaves out (the document does not print it): where a
+system answers one, the scorer calls it fabricated."""
 
 CITIES = ["Austin, TX", "Leeds", "Lyon", "Osaka", "Porto", "Tulsa, OK", "Graz", "Durban", "Quito", "Perth"]
 COMPANIES = [
@@ -82,11 +85,20 @@ def invoice(rng: random.Random, number: int) -> tuple[dict, dict, list[str]]:
         {
             "invoice_number": STRING,
             "invoice_date": {"type": "string", "format": "date"},
+            "purchase_order": UNPRINTED,
             "vendor": obj({"name": STRING, "city": STRING}),
             "customer": STRING,
             "currency": STRING,
             "line_items": array(
-                obj({"description": STRING, "quantity": NUMBER, "unit_price": NUMBER, "amount": NUMBER})
+                obj(
+                    {
+                        "description": STRING,
+                        "sku": UNPRINTED,
+                        "quantity": NUMBER,
+                        "unit_price": NUMBER,
+                        "amount": NUMBER,
+                    }
+                )
             ),
             "subtotal": NUMBER,
             "tax": NUMBER,
@@ -187,6 +199,7 @@ def schedule(rng: random.Random, number: int) -> tuple[dict, dict, list[str]]:
                 obj(
                     {
                         "item_no": STRING,
+                        "lot_number": UNPRINTED,
                         "supplies": STRING,
                         "quantity": INTEGER,
                         "unit": STRING,
@@ -246,6 +259,7 @@ def paper(rng: random.Random, number: int) -> tuple[dict, dict, list[str]]:
             "authors": array(obj({"name": STRING, "affiliation": STRING})),
             "year": INTEGER,
             "venue": STRING,
+            "doi": UNPRINTED,
             "keywords": array(STRING),
             "references_count": INTEGER,
         },
@@ -289,6 +303,7 @@ def h5_form(rng: random.Random, number: int) -> tuple[dict, dict, list[str]]:
             "operator_number": STRING,
             "lease_name": STRING,
             "well_number": STRING,
+            "api_number": UNPRINTED,
             "county": STRING,
             "injection_interval": obj({"top_ft": INTEGER, "bottom_ft": INTEGER}),
             "pressure_tests": array(obj({"minutes": INTEGER, "pressure_psi": INTEGER})),

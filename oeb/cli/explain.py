@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from oeb import _json
 from oeb.cli._output import print_json
 from oeb.scoring import Explanation, explain_value
+from oeb.scoring.explain_text import explanation_text, verdict_line
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,35 +52,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(report)
         return 0
     for explanation in explanations:
-        print(_as_text(explanation))
+        print(explanation_text(explanation))
     if len(explanations) == 2:
-        a, b = explanations
-        if equal:
-            print(f"equal: both read as {a.key!r}")
-        else:
-            print(f"different: {a.key!r} != {b.key!r} (this pair would be misread)")
+        print(verdict_line(*explanations))
     return 0
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "JSON boolean"
-    if isinstance(value, (int, float)):
-        return "JSON number"
-    return "text"
-
-
-def _as_text(explanation: Explanation) -> str:
-    value = explanation.value
-    lines = [f"{json.dumps(value, ensure_ascii=False)}  ({_kind(value)}, {explanation.route} route)"]
-    for step in explanation.steps:
-        lines.append(f"  {step.rule}: {step.before!r} -> {step.after!r}")
-    if not explanation.steps:
-        lines.append("  no step changed it")
-    lines.append(f"  canonical key: {explanation.key!r}")
-    return "\n".join(lines)
 
 
 def _as_json(explanation: Explanation) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
     )
-    add_trait_flags(parser)
+    add_trait_flags(parser)  # with --dataset: the runs' dataset where it is now, if it moved since grading
     parser.set_defaults(run=run)
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from oeb.cli._runs import log_to_stderr
 
     log_to_stderr()
-    view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs)
+    view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs, dataset=args.dataset)
     _slicing(view, args)
     if args.export:
         from oeb.view.export import export

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oeb.scoring.canonical import canonical_key
 from oeb.systems import _mock_cites
 from oeb.systems.base import Adapter, Call, Cite, Cost, Deadline, Price, Question
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout
@@ -30,12 +31,67 @@ def _rate(help_text: str) -> Any:
     return field(default=0.0, metadata={"help": help_text, "rate": True})
 
 
+_LOOKALIKES = {"0": "O", "O": "0", "1": "l", "l": "1", "5": "S", "S": "5", "8": "B", "B": "8", "2": "Z", "e": "c"}
+"""Characters an OCR engine takes for one another."""
+
+
 def _misread(value: Any, rng: random.Random) -> Any:
+    """A wrong value drawn from many (so two differently seeded mocks rarely agree on one): a
+    number off by a random amount, text with one character dropped, doubled, swapped or mistaken."""
     if isinstance(value, bool):
         return not value
-    if isinstance(value, int | float):
-        return value + rng.choice((1, -1)) * max(1, abs(value) // 10)
-    return f"{value}~" if rng.random() < 0.5 else str(value)[::-1] + "?"
+    if isinstance(value, int):
+        return value + rng.choice((1, -1)) * rng.randint(1, max(9, abs(value) // 4))
+    if isinstance(value, float):
+        wrong = round(value * (1 + rng.choice((1, -1)) * rng.uniform(0.01, 0.4)), 2)
+        return wrong if canonical_key(wrong) != canonical_key(value) else value + rng.randint(1, 99)
+    return _misread_text(str(value), rng)
+
+
+def _misread_text(text: str, rng: random.Random) -> str:
+    for _ in range(8):
+        wrong = _garble(text, rng)
+        if canonical_key(wrong) != canonical_key(text):
+            return wrong
+    return f"{text} {rng.randrange(10, 100)}"
+
+
+def _garble(text: str, rng: random.Random) -> str:
+    if not text:
+        return str(rng.randrange(10, 100))
+    at = rng.randrange(len(text))
+    kind = rng.choice(("drop", "double", "swap", "lookalike", "other"))
+    if kind == "drop" and len(text) > 1:
+        return text[:at] + text[at + 1 :]
+    if kind == "double":
+        return text[:at] + text[at] + text[at:]
+    if kind == "swap" and at + 1 < len(text):
+        return text[:at] + text[at + 1] + text[at] + text[at + 2 :]
+    if kind == "lookalike" and text[at] in _LOOKALIKES:
+        return text[:at] + _LOOKALIKES[text[at]] + text[at + 1 :]
+    return text[:at] + rng.choice("abcdefghijkmnopqrstuvwxyz0123456789") + text[at + 1 :]
+
+
+def _fabricate(node: Any, name: str, rng: random.Random) -> Any:
+    """A value of the schema node's type for a field the gold leaves out (None for a node whose type
+    is an object or array, or that names none)."""
+    if not isinstance(node, dict):
+        return None
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return rng.choice(node["enum"])
+    kind = node.get("type")
+    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+    if kind == "integer":
+        return rng.randint(1, 9999)
+    if kind == "number":
+        return round(rng.uniform(1, 9999), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "string":
+        if node.get("format") == "date":
+            return f"20{rng.randint(10, 29)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        return f"{name[:3].upper()}-{rng.randrange(10000):04d}"
+    return None
 
 
 def _invent(model: Any, rng: random.Random) -> Any:
@@ -60,7 +116,7 @@ class Mock(Adapter):
     seed: int = field(default=0, metadata={"help": "makes every simulated choice reproducible"})
     misread: float = _rate("chance that a gold value comes back wrong")
     unfound: float = _rate("chance that a gold value comes back null")
-    fabricated: float = _rate("chance that a gold null comes back with a value")
+    fabricated: float = _rate("chance that a gold null, or a schema field the gold leaves out, comes back with a value")
     invented_item: float = _rate("chance that an array gets an extra item")
     invented_field: float = _rate("chance that an object gets a field the schema lacks")
     latency: float = field(default=0.0, metadata={"help": "seconds each answer takes"})
@@ -132,20 +188,30 @@ class Mock(Adapter):
         deadline.sleep(deadline.remaining())
         raise SystemTimeout(f"simulated: no answer within the {deadline.seconds:g}-second limit")
 
-    def _damage(self, value: Any, rng: random.Random) -> Any:
+    def _damage(self, value: Any, schema: Any, rng: random.Random) -> Any:
+        """The gold damaged at the options' rates; `schema` (the gold's node) names the fields the
+        gold leaves out, which come back fabricated at the `fabricated` rate."""
+        node: dict[str, Any] = schema if isinstance(schema, dict) else {}
         if isinstance(value, dict):
-            out = {k: self._damage(v, rng) for k, v in value.items()}
+            found = node.get("properties")
+            properties: dict[str, Any] = found if isinstance(found, dict) else {}
+            out = {k: self._damage(v, properties.get(k), rng) for k, v in value.items()}
+            for name, child in properties.items():
+                if name not in value and rng.random() < self.fabricated:
+                    made = _fabricate(child, name, rng)
+                    if made is not None:
+                        out[name] = made
             if out and rng.random() < self.invented_field:
                 out[f"invented_{rng.randrange(1000)}"] = "invented"
             return out
         if isinstance(value, list):
-            items = [self._damage(v, rng) for v in value]
+            items = [self._damage(v, node.get("items"), rng) for v in value]
             if items and rng.random() < self.invented_item:
                 items.append(_invent(rng.choice(value), rng))
             return items
         roll = rng.random()
         if value is None:
-            return "fabricated" if roll < self.fabricated else None
+            return (_fabricate(node, "fabricated", rng) or "fabricated") if roll < self.fabricated else None
         if roll < self.unfound:
             return None
         if roll < self.unfound + self.misread:
@@ -157,20 +223,22 @@ class Mock(Adapter):
         a folder or none was handed (then `extract` reads it from a file)."""
         if question.gold is None or self.gold:
             return super().call(question, deadline)
-        answer = self._answer(question.document, question.gold, deadline)
+        answer = self._answer(question.document, question.gold, deadline, question.schema)
         answer.sent = question.schema
         return answer
 
     def extract(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Call:
         self._log(document)
-        return self._answer(document, self._gold(document), deadline, logged=True)
+        return self._answer(document, self._gold(document), deadline, schema, logged=True)
 
     def _log(self, document: Path) -> None:
         if self.calls_log:
             with open(self.calls_log, "a", encoding="utf-8") as calls:
                 calls.write(f"{document.stem}\t{time.time()}\n")
 
-    def _answer(self, document: Path, gold: Any, deadline: Deadline, *, logged: bool = False) -> Call:
+    def _answer(
+        self, document: Path, gold: Any, deadline: Deadline, schema: Any = None, *, logged: bool = False
+    ) -> Call:
         if not logged:
             self._log(document)
         self._fault(document, deadline)
@@ -182,7 +250,7 @@ class Mock(Adapter):
         rng = random.Random(f"{self.seed}|{document.stem}|malformed|{deadline.attempt}")
         if rng.random() < self.malformed:
             return Call(raw={"extraction": "simulated malformed answer", "simulated": True}, cost=cost)
-        answer = self._damage(gold, random.Random(f"{self.seed}|{document.stem}"))
+        answer = self._damage(gold, schema, random.Random(f"{self.seed}|{document.stem}"))
         raw: dict[str, Any] = {"extraction": answer, "simulated": True}
         if self.cite or self.confidence:
             raw["citations"] = _mock_cites.annotate(

@@ -8,7 +8,6 @@ the language of that text. A file PDFium cannot open is `damaged`: its PDF facts
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -16,11 +15,12 @@ from typing import Any
 
 import pypdfium2  # type: ignore[import-untyped]
 
+from oeb.locate.pdfium import PDFIUM as LOCATOR_PDFIUM
 from oeb.traits.language import UNKNOWN, language
 
-PDFIUM = threading.Lock()
-"""PDFium is not thread-safe: every call into it holds a lock, this one unless the caller gives its own
-(`oeb view`, which renders pages in other threads, gives the one its renderer holds)."""
+PDFIUM = LOCATOR_PDFIUM
+"""PDFium is not thread-safe: every call into it holds a lock, the process's one (oeb.locate.pdfium's,
+which `oeb view`'s renderer and locator hold too) unless the caller gives its own."""
 
 MIN_TEXT_CHARS = 8
 MAX_PAGES_READ = 50

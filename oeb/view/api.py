@@ -10,6 +10,7 @@ joined into a path, so no id reaches outside the folders it belongs to.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
@@ -19,22 +20,28 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import _json, storage
-from oeb.errors import OebError, StorageNotFoundError, ViewNotFound
+from oeb.errors import OebError, ReportMismatch, StorageNotFoundError, ViewNotFound
+from oeb.locate import PdfPages
 from oeb.report import leaderboard
-from oeb.report.fields import field_rows, fold, row_json, run_verdicts, suites_of
+from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
 from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
-from oeb.view.pdf import PdfText, locate, render_page
+from oeb.scoring import RESULTS
+from oeb.view import document
+from oeb.view.labels import folder_name, setting, short_names
+from oeb.view.pdf import render_page
 from oeb.view.slices import Slicing
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
 
-SCALE = 1.5
-"""Rendered pages are this many pixels per PDF point: the front end scales a location's box by it."""
+SCALE = 2.5
+"""Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
+_RAW_SHOWN = 20_000
+"""Characters of a record's raw answer a document's answer carries (the rest is in the run folder)."""
 
 
 def _value(text: str | None) -> Any:
@@ -49,16 +56,18 @@ class View:
     runs: list[Run]
     board: dict[str, Any]
     audit: bool = False
+    dataset_url: str | None = None
     slicing: Slicing = field(default_factory=Slicing)
-    _verdicts: dict[str, pa.Table] = field(default_factory=dict, repr=False)
+    _verdicts: dict[str, tuple[pa.Table, dict[str, tuple[int, int]]]] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
-    _pdfs: OrderedDict[str, tuple[bytes, PdfText]] = field(default_factory=OrderedDict, repr=False)
+    _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)
     _findings: list[dict[str, Any]] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def labels(self) -> list[str]:
-        return [run.label for run in self.runs]
+        """The runs' names in URLs: short and stable (oeb.view.labels)."""
+        return short_names(self.runs)
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
@@ -66,10 +75,11 @@ class View:
         return self.runs[0].doc_ids
 
     def run(self, label: str | None) -> Run:
-        """The run of this label (as `oeb report` prints it); ViewNotFound for another."""
-        for run in self.runs:
-            if run.label == label:
-                return run
+        """The run of this name (its short name, its label as `oeb report` prints it, or its folder's
+        name); ViewNotFound for another."""
+        for names in (self.labels, [run.label for run in self.runs], [folder_name(run) for run in self.runs]):
+            if label in names:
+                return self.runs[names.index(label)]
         known = ", ".join(repr(known) for known in self.labels)
         raise ViewNotFound(f"no run labelled {label!r}; the runs are {known}")
 
@@ -85,33 +95,31 @@ class View:
 
     def runs_json(self) -> list[dict[str, Any]]:
         """`GET /api/runs`: per run its label, folder and leaderboard row (latency included)."""
-        return [{"label": row["system"], "folder": row["url"], **row} for row in self.board["rows"]]
+        return [
+            {"label": name, "report_label": run.label, "setting": setting(run), "folder": row["url"], **row}
+            for name, run, row in zip(self.labels, self.runs, self.board["rows"], strict=True)
+        ]
 
     def fields_json(self, label: str | None, suite: str | None = None) -> list[dict[str, Any]]:
         """`GET /api/fields?run=LABEL[&suite=S]`: one row per folded field path, worst accuracy first."""
         run = self.run(label)
         if suite is not None and suite not in self.board["suites"]:
             raise ViewNotFound(f"no suite {suite!r}; the suites are {', '.join(self.board['suites'])}")
-        rows = field_rows(self._all_verdicts(run), suite=suite, suites=suites_of(run))
+        rows = field_rows(self._all_verdicts(run)[0].select(COLUMNS), suite=suite, suites=suites_of(run))
         return [row_json(row) for row in rows]
 
     def document_json(self, label: str | None, doc_id: str) -> dict[str, Any]:
-        """`GET /api/documents/DOC_ID?run=LABEL`: the document's verdicts, each with where its gold and
-        predicted values stand on the PDF's pages."""
+        """`GET /api/documents/DOC_ID?run=LABEL`: the document's verdicts, each with both sides'
+        canonical keys, where each value stands on the PDF (its best place, its status and how many
+        other places print it), the scorer's explanation of an error; the fields' schema nodes, how
+        each page was read and, for a document without an answer, its record."""
         run = self.run(label)
         self.check_document(doc_id)
         pdf = self._pdf(doc_id)
-        text = pdf[1] if pdf else None
+        pages = pdf[1] if pdf else None
         verdicts = []
-        found: dict[str, list[tuple[int, list[float]]]] = {}  # by raw JSON text: a value is looked for once
         for verdict in self._document_verdicts(run, doc_id):
             gold, pred = _value(verdict["gold_raw"]), _value(verdict["pred_raw"])
-            locations: list[dict[str, Any]] = []
-            if text is not None:
-                for which, raw, value in (("gold", verdict["gold_raw"], gold), ("pred", verdict["pred_raw"], pred)):
-                    if raw not in found:
-                        found[raw] = [(place.page, list(place.bbox)) for place in _places(text, value)]
-                    locations += [{"value": which, "page": page, "bbox": bbox} for page, bbox in found[raw]]
             verdicts.append(
                 {
                     "address": verdict["address"],
@@ -119,18 +127,71 @@ class View:
                     "gold": gold,
                     "pred": pred,
                     "result": verdict["result"],
-                    "locations": locations,
+                    "gold_key": document.key_of(gold),
+                    "pred_key": document.key_of(pred),
                 }
             )
+            explained = document.explanation(gold, pred, verdict["result"])
+            if explained is not None:  # errors only: a matched pair reads as its keys say
+                verdicts[-1]["explain"] = explained
+        schema = dict(self._row(doc_id).schema)
+        for verdict, located in zip(verdicts, document.locate_sides(pages, verdicts, schema), strict=True):
+            verdict["located"] = located
         line = next(line for line in run.lines if line["id"] == doc_id)
         return {
             "doc_id": doc_id,
-            "pages": text.page_count if text is not None else 0,
+            "pages": pages.page_count if pages is not None else 0,
+            "page_notes": [] if pages is None else _page_notes(pages),
             "suite": suites_of(run)[doc_id],
             "status": line["status"],
             "accuracy": line.get("accuracy"),
             "error": line.get("error"),
+            "record": None if line["status"] == "scored" else self._record(run, doc_id),
+            "fields": document.fields_json(schema, (verdict["path"] for verdict in verdicts)),
             "verdicts": verdicts,
+        }
+
+    def documents_json(self, label: str | None) -> list[dict[str, Any]]:
+        """`GET /api/documents?run=LABEL`: every document of the run, in its order, with its suite,
+        page count (when grading recorded it), status (graded, failed, missing), accuracy and the
+        count of each verdict."""
+        run = self.run(label)
+        suites = suites_of(run)
+        rows = []
+        for line in run.lines:
+            doc_id = line["id"]
+            entry: dict[str, Any] = dict(run.documents.get(doc_id) or {})
+            status = {"scored": "graded", "missing": "missing"}.get(line["status"], "failed")
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "suite": suites[doc_id],
+                    "pages": entry.get("pages"),
+                    "status": status,
+                    "accuracy": line.get("accuracy"),
+                    "counts": {kind: line.get(kind, 0) or 0 for kind in RESULTS},
+                    "error": line.get("error"),
+                }
+            )
+        return rows
+
+    def _record(self, run: Run, doc_id: str) -> dict[str, Any] | None:
+        """A document's record as the run saved it: its error, attempts and raw answer (its first
+        `_RAW_SHOWN` characters as JSON text); None when the run saved none."""
+        try:
+            record = storage.read_json(storage.join(run.url, "records", f"{doc_id}.json"))
+        except StorageNotFoundError:
+            return None
+        if not isinstance(record, dict):
+            return None
+        cost = record.get("cost")
+        attempts = cost.get("attempts") if isinstance(cost, dict) else None
+        raw = json.dumps(record["raw"], ensure_ascii=False) if record.get("raw") is not None else None
+        return {
+            "error": record.get("error"),
+            "attempts": attempts,
+            "raw": raw[:_RAW_SHOWN] if raw is not None else None,
+            "raw_chars": len(raw) if raw is not None else 0,
         }
 
     def schema_json(self, label: str | None, doc_id: str) -> dict[str, Any]:
@@ -166,7 +227,7 @@ class View:
         if pdf is None or not 1 <= page <= pdf[1].page_count:
             count = 0 if pdf is None else pdf[1].page_count
             raise ViewNotFound(f"{doc_id} has no page {page} (it has {count})")
-        return render_page(pdf[0], page, scale=SCALE)
+        return render_page(pdf[0], page, scale=SCALE, smaller=1.5)  # a sheet past A1: 1.5 px a point
 
     def page_count(self, doc_id: str) -> int:
         pdf = self._pdf(doc_id)
@@ -178,10 +239,28 @@ class View:
         """The dataset the runs were graded against, at the commit they name (opened once)."""
         with self._lock:
             if self._dataset is None:
-                from oeb.report.audit import dataset_of
-
-                self._dataset = dataset_of(self.runs, None)
+                self._dataset = self._open_dataset()
             return self._dataset
+
+    def _open_dataset(self) -> Dataset:
+        """The runs' dataset where they name it, or where `--dataset` says it now is (a dataset
+        that moved): refused in one line when it lacks a document of the runs."""
+        from oeb.report.audit import dataset_of
+
+        if self.dataset_url is None:
+            return dataset_of(self.runs, None)
+        from oeb.dataset import DEFAULT_MANIFEST, open_dataset
+
+        manifest = next((run.named("manifest") for run in self.runs if run.named("manifest")), DEFAULT_MANIFEST)
+        opened = open_dataset(self.dataset_url, manifest)
+        held = {row.doc_id for row in opened.rows}
+        lacking = [doc_id for doc_id in self.doc_ids if doc_id not in held]
+        if lacking:
+            raise ReportMismatch(
+                f"--dataset {self.dataset_url} lacks {len(lacking)} of the runs' documents (e.g. {lacking[0]!r}); "
+                "give the dataset the runs were graded against"
+            )
+        return opened
 
     def _row(self, doc_id: str) -> Row:
         for row in self.dataset().rows:
@@ -189,7 +268,7 @@ class View:
                 return row
         raise ViewNotFound(f"no document {doc_id!r} in the dataset {self.dataset().identity}")
 
-    def _pdf(self, doc_id: str) -> tuple[bytes, PdfText] | None:
+    def _pdf(self, doc_id: str) -> tuple[bytes, PdfPages] | None:
         """The document's PDF and its text layer, or None when its file is not a PDF."""
         with self._lock:
             if doc_id in self._pdfs:
@@ -199,52 +278,73 @@ class View:
         if not row.doc_path.lower().endswith(".pdf"):
             return None
         data = self.dataset().document(row).read_bytes()
-        loaded = (data, PdfText(data))
+        loaded = (data, PdfPages(data))
         with self._lock:
             self._pdfs[doc_id] = loaded
             while len(self._pdfs) > _PDFS_KEPT:
                 self._pdfs.popitem(last=False)
         return loaded
 
-    def _all_verdicts(self, run: Run) -> pa.Table:
-        """The run's verdicts.parquet (read once per run)."""
+    def _all_verdicts(self, run: Run) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
+        """The run's verdicts.parquet, read once per run (the fields page and every document page
+        share it), sorted by document, with each document's rows (offset, count)."""
         with self._lock:
             if run.url not in self._verdicts:
-                self._verdicts[run.url] = run_verdicts(run)
+                url = storage.join(run.url, SCORER, "verdicts.parquet")
+                try:
+                    table = storage.read_parquet(url, ["id", *_DOCUMENT_COLUMNS])
+                except StorageNotFoundError:
+                    table = pa.table({name: pa.array([], pa.string()) for name in ["id", *_DOCUMENT_COLUMNS]})
+                table = table.sort_by("id")
+                spans: dict[str, tuple[int, int]] = {}
+                for offset, doc_id in enumerate(table.column("id").to_pylist()):
+                    start, count = spans.get(doc_id, (offset, 0))
+                    spans[doc_id] = (start, count + 1)
+                self._verdicts[run.url] = (table, spans)
             return self._verdicts[run.url]
 
     def _document_verdicts(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
-        """One document's verdicts: the file is fetched whole (storage's retry policy needs it whole),
-        and only the row groups that can hold the document are decoded."""
-        url = storage.join(run.url, SCORER, "verdicts.parquet")
-        try:
-            table = storage.read_parquet(url, _DOCUMENT_COLUMNS, [("id", "==", doc_id)])
-        except StorageNotFoundError:
+        """One document's verdicts, in the order grading wrote them."""
+        table, spans = self._all_verdicts(run)
+        if doc_id not in spans:
             return []
-        rows: list[dict[str, Any]] = table.to_pylist()
+        rows: list[dict[str, Any]] = table.slice(*spans[doc_id]).select(_DOCUMENT_COLUMNS).to_pylist()
         return rows
 
     def warm(self) -> None:
-        """Open the dataset now (the first document page need not wait for it); a failure is left for
-        that page to report."""
+        """Open the dataset and load what a document page needs (PDFium, Pillow, the locator) now, so
+        the first document page need not wait for them; a failure is left for that page to report."""
         with contextlib.suppress(OebError):
             self.dataset()
+        import PIL.Image  # noqa: F401  (a page's PNG; imported once, here rather than on a request)
+
+        import oeb.locate.joint  # noqa: F401
 
 
 _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
 
 
-def _places(text: PdfText, value: Any) -> Sequence[Any]:
-    """Where a scalar value stands on the pages; nothing for null, objects and arrays."""
-    if value is None or isinstance(value, dict | list) or value == "":
-        return ()
-    return locate(text, value)
+def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:
+    """Each page's size in points and how it was read: its text layer, OCR, or not at all (a scan,
+    no Tesseract)."""
+    return [
+        {
+            "page": page.number,
+            "width": round(page.width, 1),
+            "height": round(page.height, 1),
+            "source": page.source,
+            "note": pages.note(page.number),
+        }
+        for page in pages.pages()
+    ]
 
 
-def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = False) -> View:
+def open_view(
+    urls: Sequence[str], *, audit: bool = False, all_runs: bool = False, dataset: str | None = None
+) -> View:
     """The runs of these graded folders (or folders of them), refused in one line as `oeb report`
     refuses them (different datasets, document sets or scorers), chosen and labelled as it does."""
     runs = load_folders(list(urls), all_runs=all_runs)
     board = leaderboard(runs)
     order = {row["url"]: number for number, row in enumerate(board["rows"])}
-    return View(sorted(runs, key=lambda run: order[run.url]), board, audit)
+    return View(sorted(runs, key=lambda run: order[run.url]), board, audit, dataset)

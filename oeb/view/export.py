@@ -3,11 +3,12 @@ Space, where no oeb runs.
 
 The pages are the server's shell marked `static`, so the front end reads the API's answers as files:
 
-    index.html, fields.html, audit.html       the top views (?run=LABEL&suite=S in the query)
+    index.html, fields.html, documents.html, audit.html    the top views (?run=LABEL&suite=S in the query)
     documents/<DOC_ID>.html, schema/<DOC_ID>.html
     api/runs.json                             GET /api/runs
     api/runs/<N>/fields.json                  GET /api/fields?run=LABEL (N: the run's place in runs.json)
     api/runs/<N>/fields/<S>.json              ... &suite=SUITE (S: the suite's place in the leaderboard)
+    api/runs/<N>/documents.json               GET /api/documents?run=LABEL
     api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL
     api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
     api/audit.json                            GET /api/audit (with --audit)
@@ -73,7 +74,13 @@ def export(view: View, folder: str) -> int:
 
     for name, data in STATIC.items():
         put(f"static/{name}", data)
-    for page, path in (("board", "index.html"), ("fields", "fields.html"), ("audit", "audit.html")):
+    tops = (
+        ("board", "index.html"),
+        ("fields", "fields.html"),
+        ("document_list", "documents.html"),
+        ("audit", "audit.html"),
+    )
+    for page, path in tops:
         if page != "audit" or view.audit:
             put(path, shell(page, static=True, root="", audit=view.audit).encode())
     put("api/runs.json", to_json(view.runs_json()))
@@ -81,6 +88,7 @@ def export(view: View, folder: str) -> int:
         put("api/audit.json", to_json(view.audit_json()))
     for number, label in enumerate(view.labels):
         put(f"api/runs/{number}/fields.json", to_json(view.fields_json(label)))
+        put(f"api/runs/{number}/documents.json", to_json(view.documents_json(label)))
         for index, suite in enumerate(view.board["suites"]):
             put(f"api/runs/{number}/fields/{index}.json", to_json(view.fields_json(label, suite)))
     _slices(view, put)

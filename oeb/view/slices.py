@@ -54,10 +54,10 @@ class Slicing:
         """The traits of the view's documents (read once)."""
         with self._lock:
             if self.traits is None:
+                from oeb.locate.pdfium import PDFIUM  # PDFium's one lock: pages are drawn meanwhile
                 from oeb.traits import document_traits
-                from oeb.view.pdf import _PDFIUM  # the renderer's lock: pages are drawn meanwhile
 
-                self.traits = document_traits(view.dataset(), self.edges, pdfium=_PDFIUM)
+                self.traits = document_traits(view.dataset(), self.edges, pdfium=PDFIUM)
             return self.traits
 
     def traits_json(self, view: View) -> dict[str, Any]:

@@ -154,3 +154,35 @@ def test_mock_runs_on_a_dataset_on_the_hub(fake_hub: FakeHub, five_rows: Path, t
     records = _mock_run(url, str(tmp_path / "runs"), tmp_path)
     assert len(records) == 5
     assert all(r["error"] is None and r["output"]["total"] == 1.5 for r in records), records
+
+
+def test_mock_misreads_vary_with_the_seed(tmp_path: Path) -> None:
+    """Two differently seeded mocks rarely agree on a wrong value (else `oeb audit` would take their
+    agreement for a finding about the gold)."""
+    (tmp_path / "pdfs").mkdir()
+    (tmp_path / "gold").mkdir()
+    gold = {"rows": [{"code": f"A-{n:03d}", "qty": n, "price": n * 1.25, "unit": "EA"} for n in range(1, 101)]}
+    (tmp_path / "pdfs" / "big.pdf").write_bytes(PDF)
+    (tmp_path / "gold" / "big.json").write_text(json.dumps(gold))
+    first, second = (run(tmp_path, doc_id="big", seed=seed, misread=1.0)["output"]["rows"] for seed in (1, 2))
+    pairs = [(a[key], b[key]) for a, b in zip(first, second, strict=True) for key in a]
+    same = sum(a == b for a, b in pairs)
+    assert same <= 0.05 * len(pairs), f"{same} of {len(pairs)} misreads agree across seeds"
+
+
+def test_mock_fabricates_the_schema_fields_the_gold_leaves_out(dataset: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "invoice": {"type": "string"},
+            "po": {"type": "string"},
+            "due": {"type": "string", "format": "date"},
+            "lines": {"type": "array", "items": {"type": "object", "properties": {"lot": {"type": "integer"}}}},
+        },
+    }
+    question = Question(dataset / "pdfs" / "inv_1.pdf", schema)
+    out = predict(get("mock", {"fabricated": 1.0}), question, timeout=5, policy=FAST)["output"]
+    assert out["invoice"] == "A-1" and isinstance(out["po"], str) and out["po"]
+    assert len(out["due"]) == 10 and out["due"][4] == "-"
+    assert all(isinstance(line["lot"], int) for line in out["lines"])
+    assert out["note"] is not None  # a gold null too

@@ -5,6 +5,7 @@ and dataset's folders."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,11 +17,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
 
 from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET
 from oeb.errors import ReportMismatch
 from oeb.report.fields import fold
 from oeb.scoring import RESULTS
@@ -53,8 +56,14 @@ def by_path(folder: str, suite: str | None = None) -> dict[str, Counter[str]]:
 def test_runs_name_each_run_as_the_report_does(served: Served, sample_runs: Runs) -> None:
     runs = get(served, "api/runs").json()
     assert {run["folder"] for run in runs} == {sample_runs.a, sample_runs.b}
-    assert [run["label"] for run in runs] == [row["system"] for row in served.view.board["rows"]]
+    # short names: the system and the one option that tells the runs apart; the full label in the setting
+    assert [run["label"] for run in runs] == ["mock (seed=0)", "mock (seed=1)"]
+    assert [run["setting"].split(":")[0] for run in runs] == [row["system"] for row in served.view.board["rows"]]
     for run in runs:
+        folder = Path(run["folder"]).name  # the folder's name and the full label name the run too
+        by_folder = get(served, f"api/fields?run={quote(folder)}").json()
+        assert by_folder == get(served, f"api/fields?run={quote(run['label'])}").json()
+        assert get(served, f"api/fields?run={quote(run['setting'].split(':')[0])}").status_code == 200
         assert {"headline", "accuracy", "ci95", "cost", "latency_p50_s", "latency_p95_s"} <= set(run)
         assert 0 <= run["accuracy"] <= 1
 
@@ -85,19 +94,25 @@ def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Serv
     assert len(answer["verdicts"]) == sum(1 for verdict in table if verdict["id"] == BRACKETS_DOC)
     title = next(v for v in answer["verdicts"] if v["address"] == "title")
     assert title["path"] == "title" and isinstance(title["gold"], str)
-    gold_places = [place for place in title["locations"] if place["value"] == "gold"]
-    assert gold_places, "the paper's title is in its text layer"
-    for place in gold_places:
-        x0, y0, x1, y1 = place["bbox"]
-        assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
-    assert all(place["value"] in ("gold", "pred") for v in answer["verdicts"] for place in v["locations"])
+    place = title["located"]["gold"]
+    assert place["status"] == "found", "the paper's title is in its text layer"
+    x0, y0, x1, y1 = place["bbox"]
+    assert place["page"] == 1 and 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792  # a US Letter page, in points
+    assert title["gold_key"] and answer["page_notes"] == [
+        {"page": 1, "width": 595.0, "height": 842.0, "source": "text", "note": ""}
+    ]
+    assert answer["fields"]["title"]["type"] == "string"
+    for verdict in answer["verdicts"]:
+        for side in ("gold", "pred"):
+            located = verdict["located"][side]
+            assert located is None or located["status"] in ("found", "ambiguous", "not_printed", "no_text_layer")
 
 
 def test_the_hostile_prediction_comes_back_as_it_was_given(served: Served, sample_runs: Runs) -> None:
     answer = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
     (customer,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
     assert customer["pred"] == HOSTILE and customer["result"] == "misread"
-    assert not [place for place in customer["locations"] if place["value"] == "pred"]  # not on the page
+    assert customer["located"]["pred"] == {"status": "not_printed", "others": 0}  # too long for any page
 
 
 def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None:
@@ -118,7 +133,10 @@ def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None
     for site in serve(open_view([str(mine)])):
         answer = get(site, f"api/documents/{quote('drawn [1] doc')}?run=mine").json()
         places = {
-            (v["address"], p["value"]): (p["page"], p["bbox"]) for v in answer["verdicts"] for p in v["locations"]
+            (v["address"], side): (place["page"], place["bbox"])
+            for v in answer["verdicts"]
+            for side, place in v["located"].items()
+            if place and "page" in place
         }
         page, (x0, y0, x1, y1) = places[("number", "gold")]
         assert page == 1 and 80 < x0 < 100 and x1 < 140 and 30 < y0 < 42 < y1 < 46  # after "Invoice ", line 1
@@ -283,8 +301,8 @@ def test_bad_input_is_one_line_and_a_failing_exit(sample_runs: Runs, tmp_path: P
 def test_oeb_report_by_field_gives_the_apis_rows(served: Served, sample_runs: Runs, capsys) -> None:
     assert main(["report", sample_runs.a, sample_runs.b, "--by", "field", "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)["runs"]
-    assert [run["label"] for run in printed] == labels(served)
-    for run in printed:
+    assert [run["label"] for run in printed] == [run["setting"].split(":")[0] for run in get(served, "api/runs").json()]
+    for run in printed:  # the report's full label names the run too
         assert run["fields"] == get(served, f"api/fields?run={quote(run['label'])}").json()
     assert main(["report", sample_runs.a, "--by", "field", "--format", "md"]) == 0
     assert "| field | matched | misread |" in capsys.readouterr().out
@@ -305,3 +323,34 @@ def test_a_run_folder_on_s3_is_served(sample_runs: Runs, s3_env: dict[str, str])
         assert sorted(row["path"] for row in get(site, f"api/fields?run={quote(run['label'])}").json()) == sorted(
             by_path(sample_runs.b)
         )
+
+
+def test_a_dataset_that_moved_is_given_with_dataset(sample_runs: Runs, tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    shutil.copytree(SAMPLE_DATASET, moved)
+    view = open_view([sample_runs.a], dataset=str(moved))
+    answer = view.document_json(view.labels[0], BRACKETS_DOC)
+    assert answer["pages"] == 1 and answer["verdicts"][0]["located"]["gold"]["status"] == "found"
+    assert main(["view", sample_runs.a, "--dataset", str(moved), "--export", str(tmp_path / "site")]) == 0
+    lacking = tmp_path / "lacking"
+    shutil.copytree(SAMPLE_DATASET, lacking)
+    table = pq.read_table(lacking / "manifest.parquet")
+    pq.write_table(table.filter(pc.not_equal(table["doc_id"], BRACKETS_DOC)), lacking / "manifest.parquet")
+    with pytest.raises(ReportMismatch, match="lacks 1 of the runs' documents"):
+        open_view([sample_runs.a], dataset=str(lacking)).dataset()
+
+
+def test_every_document_is_listed_with_its_status_and_counts(served: Served, sample_runs: Runs) -> None:
+    rows = get(served, f"api/documents?run={quote(labels(served)[0])}").json()
+    lines = [
+        json.loads(line) for line in (Path(sample_runs.a) / "field_matching" / "scores.jsonl").read_text().splitlines()
+    ]
+    assert [row["doc_id"] for row in rows] == [line["id"] for line in lines]
+    for row, line in zip(rows, lines, strict=True):
+        assert row["status"] == "graded" and row["accuracy"] == line["accuracy"] and row["pages"] >= 1
+        assert row["counts"] == {kind: line[kind] for kind in RESULTS}
+    assert get(served, "api/documents?run=nobody").status_code == 404
+    big = httpx.get(
+        served.url + f"api/documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[0])}"
+    )
+    assert big.headers["content-encoding"] == "gzip" and big.json()["doc_id"]  # sent gzipped, read whole

@@ -13,8 +13,9 @@ from urllib.parse import quote
 
 import pytest
 from playwright import sync_api
-from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Served
+from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
+from oeb.view.api import open_view
 from oeb.view.export import export
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -165,7 +166,7 @@ def test_a_hostile_prediction_is_shown_as_text(page, served: Served) -> None:
     assert cell.evaluate("node => node.textContent") == HOSTILE
     assert page.locator("#verdicts img, #verdicts script").count() == 0
     assert page.evaluate("window.pwned") is None
-    assert "prediction: not on the page" in page.locator("#where").inner_text()
+    assert "prediction: not printed in the document's text layer" in page.locator("#where").inner_text()
 
 
 def test_the_schema_tree_counts_verdicts(page, served: Served) -> None:
@@ -208,3 +209,78 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
     finally:
         static.shutdown()
         static.server_close()
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`oeb view` over a run where half the documents failed."""
+    yield from serve(open_view([build_failing(tmp_path_factory.mktemp("failing"))]))
+
+
+def test_the_documents_page_reaches_a_failed_document(page, failing: Served) -> None:
+    page.goto(failing.url + "documents?run=mock")
+    page.locator("#documents tbody tr").first.wait_for()
+    total = page.locator("#documents tbody tr").count()
+    assert total == 12 and "of 12 documents" in page.locator("#count").inner_text()
+    page.select_option("#status", "failed")
+    failed = page.locator("#documents tbody tr")
+    assert 0 < failed.count() < total and all(
+        s == "failed" for s in page.locator("tr.doc").evaluate_all("rows => rows.map(row => row.dataset.status)")
+    )
+    assert "status=failed" in page.url
+    page.get_by_role("button", name="document", exact=True).click()  # sorts by id
+    failed.first.locator("a").click()
+    page.locator("#record-error").wait_for()
+    assert "simulated malformed answer" in page.locator("#raw").inner_text()
+    assert "attempts: 1" in page.locator("#record").inner_text()
+    page.locator(".page img").first.wait_for()  # its PDF beside
+
+
+def test_a_misread_shows_both_keys_and_the_scorers_explanation(page, served: Served) -> None:
+    page.goto(served.url + f"documents/{quote(BRACKETS_DOC)}?run={quote(labels(served)[1])}&kind=misread")
+    row = page.locator("tr.verdict:not([hidden])").first
+    row.click()
+    keys = row.locator(".canonical").all_inner_texts()
+    assert len(keys) == 2 and keys[0] != keys[1]
+    why = page.locator("#why").inner_text()
+    assert "canonical key" in why and "this pair would be misread" in why
+    assert "type" in page.locator("#why dl.node").inner_text()  # the field's schema node beside it
+
+
+def test_zoom_and_the_all_errors_toggle(page, served: Served) -> None:
+    page.goto(served.url + f"documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[1])}")
+    page.locator("tr.verdict").first.wait_for()
+    holder = page.locator('.page[data-page="1"]')
+    fit = holder.bounding_box()
+    page.select_option("#zoom", "2")
+    assert "zoom=2" in page.url
+    doubled = holder.bounding_box()
+    assert fit and doubled and abs(doubled["width"] - 595 * 96 / 72 * 2) < 2 and doubled["width"] > fit["width"]
+    page.select_option("#zoom", "1")
+    single = holder.bounding_box()
+    assert single and abs(single["width"] - 595 * 96 / 72) < 2
+    assert page.locator(".box.all").count() == 0
+    page.check("#all-errors")
+    errors = page.locator('tr.verdict[data-results]:not([data-results="matched"])').count()
+    outlined = page.locator(".box.all").count()
+    assert errors and 0 < outlined <= 2 * errors and "all=1" in page.url
+    page.uncheck("#all-errors")
+    assert page.locator(".box.all").count() == 0
+
+
+def test_a_60_character_label_keeps_the_side_by_side_table_in_place(
+    page, served: Served, sample_runs: Runs, tmp_path: Path
+) -> None:
+    brought = build_brought(tmp_path, sample_runs.b)
+    assert len(LONG_NAME) == 60
+    for site in serve(open_view([sample_runs.a, brought])):
+        a, b = site.view.labels
+        assert b == LONG_NAME
+        page.goto(site.url + f"documents/{HOSTILE_DOC}?run={quote(a)}&vs={quote(b)}")
+        page.locator("tr.verdict").first.wait_for()
+        assert LONG_NAME in page.locator("#verdicts thead").inner_text()
+        table, pane = page.locator("#verdicts").bounding_box(), page.locator(".verdicts").bounding_box()
+        pages = page.locator("#pages").bounding_box()
+        assert table and pane and pages
+        assert table["width"] <= pane["width"] + 1  # no sideways scroll: the label wraps
+        assert pages["width"] >= 0.45 * 1400 - 40  # the PDF keeps its half

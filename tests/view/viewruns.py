@@ -49,6 +49,26 @@ def build(root: Path) -> Runs:
     return Runs(a, b)
 
 
+LONG_NAME = "brought-" + "x" * 44 + "-answers"
+"""A brought folder's name, its label in the view: 60 characters."""
+
+
+def build_failing(root: Path) -> str:
+    """A run of the sample where the mock's answers hold no extraction half the time: failed
+    documents, each with its record (error, attempts, raw answer)."""
+    return _run(root / "failing", "system.mock.seed=5", "system.mock.malformed=0.5")
+
+
+def build_brought(root: Path, source: str) -> str:
+    """Run `source`'s predictions as a brought folder named LONG_NAME, graded against the sample."""
+    folder = root / LONG_NAME
+    (folder / "predictions").mkdir(parents=True)
+    for prediction in (Path(source) / "predictions").iterdir():
+        (folder / "predictions" / prediction.name).write_bytes(prediction.read_bytes())
+    assert main(["grade", str(folder), "--dataset", SAMPLE_DATASET]) == 0
+    return str(folder)
+
+
 @dataclass(frozen=True)
 class Served:
     view: View

@@ -56,7 +56,9 @@ function query(values) {
 // -- where things are: the server's routes, or an export's files ---------------------------------
 
 function runIndex(label) {
-  const index = RUNS.findIndex((run) => run.label === label);
+  // a run's short name, or its label as `oeb report` prints it (the slices page links by that), or its folder's name
+  const index = RUNS.findIndex((run) => run.label === label || run.report_label === label ||
+    run.folder.replace(/\/+$/, "").split("/").pop() === label);
   if (index < 0) throw new Error(`no run labelled ${JSON.stringify(label)}`);
   return index;
 }
@@ -71,6 +73,8 @@ const api = {
     STATIC
       ? `api/runs/${runIndex(run)}/` + (suite ? `fields/${suites().indexOf(suite)}.json` : "fields.json")
       : "api/fields" + query({ run, suite }),
+  documents: (run) =>
+    STATIC ? `api/runs/${runIndex(run)}/documents.json` : "api/documents" + query({ run }),
   document: (run, doc) =>
     STATIC
       ? `api/runs/${runIndex(run)}/documents/${encodeURIComponent(doc)}.json`
@@ -91,6 +95,7 @@ function link(view, values) {
   const ext = STATIC ? ".html" : "";
   if (view === "board") return ROOT + (STATIC ? "index.html" : "./");
   if (view === "documents" || view === "schema") return `${ROOT}${view}/${encodeURIComponent(doc)}${ext}${query(rest)}`;
+  if (view === "document_list") return `${ROOT}documents${ext}${query(rest)}`;
   return `${ROOT}${view}${ext}${query(rest)}`;
 }
 
@@ -107,7 +112,7 @@ async function getJSON(path) {
 }
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
 }
 
 function fail(error) {
@@ -117,12 +122,12 @@ function fail(error) {
 }
 
 function nav(current) {
-  const items = [["board", "Leaderboard"], ["fields", "Fields"], ...(globalThis.OEB_NAV || [])];
+  const items = [["board", "Leaderboard"], ["fields", "Fields"], ["document_list", "Documents"], ...(globalThis.OEB_NAV || [])];
   if (CONF.audit) items.push(["audit", "Gold audit"]);
   const run = params.get("run");
   document.getElementById("nav").replaceChildren(
     ...items.map(([view, name]) =>
-      el("a", { href: link(view, view === "fields" && run ? { run } : {}), "aria-current": view === current ? "page" : null }, name))
+      el("a", { href: link(view, view !== "board" && view !== "audit" && run ? { run } : {}), "aria-current": view === current ? "page" : null }, name))
   );
 }
 
@@ -157,7 +162,8 @@ function boardTable() {
     const price = cost(run);
     const usd = run.cost && run.cost.usd;
     return el("tr", {},
-      el("th", { scope: "row" }, el("a", { href: link("fields", { run: run.label }) }, run.label)),
+      el("th", { scope: "row", title: run.setting }, el("a", { href: link("fields", { run: run.label }) }, run.label),
+        " ", el("a", { class: "small", href: link("document_list", { run: run.label }) }, "documents")),
       el("td", {}, percent(run.headline)), el("td", {}, percent(run.accuracy)),
       ERRORS.map((kind) => el("td", {}, percent(run[kind]))),
       el("td", {}, percent(run.coverage)), el("td", {}, `${run.scored}/${run.documents}`),
@@ -315,141 +321,9 @@ async function fields() {
     el("table", { class: "numbers", id: "fields" }, el("thead", {}, head), body), failing);
 }
 
-// -- a document ----------------------------------------------------------------------------------
-
-function merged(answers) {
-  // one row per address: the gold and each system's prediction and verdict there
-  const rows = new Map();
-  answers.forEach((answer, side) => {
-    for (const verdict of answer.verdicts) {
-      if (!rows.has(verdict.address)) rows.set(verdict.address, { address: verdict.address, path: verdict.path, gold: verdict.gold, sides: [] });
-      rows.get(verdict.address).sides[side] = verdict;
-    }
-  });
-  return [...rows.values()];
-}
-
-function box(page, bbox, kind, label) {
-  const holder = document.querySelector(`.page[data-page="${page}"]`);
-  if (!holder) return null;
-  const image = holder.querySelector("img");
-  const place = () => {
-    const width = image.naturalWidth / SCALE, height = image.naturalHeight / SCALE;
-    Object.assign(outline.style, { left: `${(100 * bbox[0]) / width}%`, top: `${(100 * bbox[1]) / height}%`,
-      width: `${(100 * (bbox[2] - bbox[0])) / width}%`, height: `${(100 * (bbox[3] - bbox[1])) / height}%` });
-  };
-  const outline = el("div", { class: `box ${kind}`, title: label, "data-value": kind });
-  holder.append(outline);
-  if (image.complete && image.naturalWidth) place();
-  else image.addEventListener("load", place, { once: true });
-  return outline;
-}
-
-async function documentView() {
-  const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  const vs = params.get("vs") || "";
-  const labels = vs ? [run, vs] : [run];
-  labels.forEach(runIndex);
-  document.title = `oeb view: ${doc}`;
-  const answers = await Promise.all(labels.map((label) => getJSON(api.document(label, doc))));
-  const rows = merged(answers);
-  const kinds = [...new Set(answers.flatMap((a) => a.verdicts.map((v) => v.result)))];
-  const paths = [...new Set(rows.map((row) => row.path))].sort();
-  const state = { kind: params.get("kind") || "", field: params.get("field") || "" };
-  const pages = el("div", { class: "pages", id: "pages" });
-  for (let page = 1; page <= answers[0].pages; page++) {
-    pages.append(el("div", { class: "page", "data-page": page },
-      el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
-      el("span", { class: "page-number" }, `page ${page}`)));
-  }
-  if (!answers[0].pages) pages.append(el("p", { class: "note" }, "No PDF pages to show for this document."));
-  const status = el("p", { id: "where", class: "where", "aria-live": "polite" }, "Select a verdict to see where its values stand on the page.");
-  const body = el("tbody", {});
-  const sideNames = labels.map((label, side) => (labels.length > 1 ? ["A", "B"][side] : ""));
-  function where(row) {
-    document.querySelectorAll(".box").forEach((node) => node.remove());
-    const parts = [];
-    const outlines = [];
-    const goldPlaces = (row.sides.find(Boolean) || { locations: [] }).locations.filter((l) => l.value === "gold");
-    if (row.gold !== null && row.gold !== undefined) {
-      parts.push(goldPlaces.length ? `gold on page ${[...new Set(goldPlaces.map((l) => l.page))].join(", ")}` : "gold: not on the page");
-      goldPlaces.forEach((l) => outlines.push(box(l.page, l.bbox, "gold", "gold: " + shown(row.gold))));
-    }
-    row.sides.forEach((verdict, side) => {
-      if (!verdict || verdict.pred === null) return;
-      const places = verdict.locations.filter((l) => l.value === "pred");
-      const who = labels.length > 1 ? `prediction ${sideNames[side]} (${labels[side]})` : "prediction";
-      parts.push(places.length ? `${who} on page ${[...new Set(places.map((l) => l.page))].join(", ")}` : `${who}: not on the page`);
-      places.forEach((l) => outlines.push(box(l.page, l.bbox, side ? "pred vs" : "pred", "prediction: " + shown(verdict.pred))));
-    });
-    if (!answers[0].pages) parts.push("this document has no PDF pages to show");
-    else if (parts.some((p) => p.endsWith("not on the page"))) parts.push("(not found in the PDF's text: a scan without text, or a value the document does not hold)");
-    status.textContent = parts.join(" · ") || "Nothing to find: neither side gives a value here.";
-    const first = outlines.find(Boolean);
-    if (first) first.scrollIntoView({ block: "center", behavior: "instant" });
-  }
-  function select(tr, row) {
-    document.querySelectorAll("tr.verdict.selected").forEach((node) => node.classList.remove("selected"));
-    tr.classList.add("selected");
-    tr.setAttribute("aria-selected", "true");
-    where(row);
-  }
-  const trs = rows.map((row) => {
-    const results = row.sides.map((v) => (v ? v.result : ""));
-    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
-      "data-results": results.join(" "),
-      onclick: () => select(tr, row), onfocus: () => select(tr, row),
-      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } },
-      el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
-      el("td", {}, el("div", { class: "value gold" }, shown(row.gold))),
-      labels.map((_, side) => {
-        const verdict = row.sides[side];
-        return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : "")),
-          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–")];
-      }));
-    return tr;
-  });
-  body.replaceChildren(...trs);
-  function filter() {
-    let shownCount = 0;
-    for (const tr of trs) {
-      const results = tr.dataset.results.split(" ");
-      const keep = (!state.kind || (state.kind === "errors" ? results.some((r) => r && r !== "matched") : results.includes(state.kind))) &&
-        (!state.field || tr.dataset.path === state.field);
-      tr.hidden = !keep;
-      shownCount += keep;
-    }
-    count.textContent = `${shownCount} of ${trs.length} verdicts`;
-    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field }));
-  }
-  const count = el("span", { id: "count", class: "note" });
-  const head = el("tr", {}, el("th", { scope: "col" }, "address"), el("th", { scope: "col" }, "gold"),
-    labels.map((label, side) => [el("th", { scope: "col" }, labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"),
-      el("th", { scope: "col" }, "verdict")]));
-  const others = RUNS.map((r) => r.label).filter((label) => label !== run);
-  const summary = answers.map((answer, side) => el("li", {}, `${labels[side]}: ` +
-    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}%` : `failed (${answer.error || "no answer"})`)));
-  show(el("h1", {}, doc),
-    el("p", { class: "note" }, `suite ${answers[0].suite} · ${answers[0].pages} page(s) · `,
-      el("a", { href: link("schema", { doc, run }) }, "schema with its verdict counts")),
-    el("ul", { class: "summary" }, summary),
-    el("div", { class: "controls" },
-      runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
-        (chosen) => { state.kind = chosen; filter(); }),
-      runSelect("field", state.field, [["", "every field"], ...paths.map((p) => [p, p])], (chosen) => { state.field = chosen; filter(); }),
-      runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
-        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field })),
-      count),
-    el("div", { class: "document" }, pages,
-      el("div", { class: "verdicts" }, status,
-        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body))));
-  filter();
-}
-
 // -- a document's schema -------------------------------------------------------------------------
 
-function schemaView(answer) {
+function schemaView(answer, doc, run) {
   const counts = answer.counts;
   function under(path) {
     const total = {};
@@ -471,7 +345,13 @@ function schemaView(answer) {
       for (const [key, child] of Object.entries((branch && branch.properties) || {})) children.push(node(child, key, path ? `${path}.${key}` : key));
       if (branch && branch.items && typeof branch.items === "object") children.push(node(branch.items, "[]", path + "[]"));
     }
-    const item = el("li", {}, el("span", { class: "name" }, name), " ", el("span", { class: "type" }, type), " ", badges(under(path)));
+    const total = under(path);
+    const description = schema && typeof schema.description === "string" ? schema.description : "";
+    const named = Object.keys(total).length && path
+      ? el("a", { class: "name", href: link("documents", { doc, run, field: counts[path] ? path : null }) }, name)
+      : el("span", { class: "name" }, name);
+    const item = el("li", { id: "node-" + path }, named, " ", el("span", { class: "type" }, type), " ", badges(total),
+      description ? el("div", { class: "description" }, description) : null);
     if (children.length) item.append(el("ul", {}, children));
     return item;
   }
@@ -487,7 +367,7 @@ async function schema() {
   show(el("h1", {}, `Schema of ${doc}`),
     el("p", { class: "note" }, `Verdicts of ${run} per node (a node counts everything under it) · `,
       el("a", { href: link("documents", { doc, run }) }, "the document's verdicts")),
-    schemaView(answer));
+    schemaView(answer, doc, run));
 }
 
 // -- the gold audit ------------------------------------------------------------------------------
@@ -509,7 +389,7 @@ async function audit() {
 
 // -- start ---------------------------------------------------------------------------------------
 
-const VIEWS = { board, fields, documents: documentView, schema, audit, ...(globalThis.OEB_VIEWS || {}) };
+const VIEWS = { board, fields, document_list: documentList, documents: documentView, schema, audit, ...(globalThis.OEB_VIEWS || {}) };
 
 async function start() {
   nav(CONF.view);

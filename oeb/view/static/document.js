@@ -1,0 +1,264 @@
+// oeb view: the documents list and one document's verdicts beside its pages (loaded before app.js,
+// which holds the helpers these use and starts the page). Values are put in the page as text only.
+"use strict";
+
+const STATUSES = ["graded", "failed", "missing"];
+const ZOOMS = [["fit", "fit width"], ["1", "100%"], ["2", "200%"]];
+const POINT = 96 / 72; // CSS pixels per PDF point at 100%
+
+// -- every document of a run ---------------------------------------------------------------------
+
+async function documentList() {
+  const run = params.get("run") || RUNS[0].label;
+  runIndex(run);
+  document.title = `oeb view: documents of ${run}`;
+  const rows = await getJSON(api.documents(run));
+  const state = { status: params.get("status") || "", suite: params.get("suite") || "", text: params.get("q") || "" };
+  let sort = { key: params.get("sort") || "accuracy", up: params.get("desc") === null };
+  const columns = [["doc_id", "document"], ["suite", "suite"], ["pages", "pages"], ["status", "status"],
+    ["accuracy", "accuracy"], ...ERRORS.map((k) => [k, k.replace("invented_", "inv. ")]), ["matched", "matched"]];
+  const value = (row, key) => (KINDS.includes(key) ? row.counts[key] : row[key]);
+  const body = el("tbody", {});
+  const count = el("span", { id: "count", class: "note" });
+  function draw() {
+    const text = state.text.toLowerCase();
+    const kept = rows.filter((row) => (!state.status || row.status === state.status) &&
+      (!state.suite || row.suite === state.suite) && (!text || row.doc_id.toLowerCase().includes(text)));
+    kept.sort((a, b) => {
+      const va = value(a, sort.key), vb = value(b, sort.key);
+      const order = va === vb ? 0 : va === null || va === undefined ? 1 : vb === null || vb === undefined ? -1 : va < vb ? -1 : 1;
+      return sort.up ? order : -order;
+    });
+    body.replaceChildren(...kept.map((row) => el("tr", { class: `doc ${row.status}`, "data-status": row.status },
+      el("th", { scope: "row" }, el("a", { href: link("documents", { doc: row.doc_id, run }) }, row.doc_id)),
+      el("td", {}, row.suite), el("td", {}, row.pages === null || row.pages === undefined ? "–" : String(row.pages)),
+      el("td", { title: row.error ? row.error.message || JSON.stringify(row.error) : null },
+        el("span", { class: `status ${row.status}` }, row.status)),
+      el("td", {}, percent(row.accuracy)),
+      ERRORS.map((kind) => el("td", {}, String(row.counts[kind]))), el("td", {}, String(row.counts.matched)))));
+    count.textContent = `${kept.length} of ${rows.length} documents`;
+    history.replaceState(null, "", link("document_list", { run, status: state.status, suite: state.suite, q: state.text,
+      sort: sort.key, desc: sort.up ? null : "1" }));
+  }
+  const head = el("tr", {}, columns.map(([key, name]) => el("th", { scope: "col" },
+    el("button", { type: "button", onclick: () => { sort = { key, up: sort.key === key ? !sort.up : true }; draw(); } }, name))));
+  const search = el("input", { id: "q", type: "search", value: state.text, placeholder: "document id contains",
+    oninput: (event) => { state.text = event.target.value; draw(); } });
+  const failed = rows.filter((row) => row.status !== "graded").length;
+  show(el("h1", {}, `Documents of ${run}`),
+    el("div", { class: "controls" },
+      runSelect("run", run, RUNS.map((r) => [r.label, r.label]), (chosen) => navigate("document_list", { run: chosen })),
+      runSelect("status", state.status, [["", "every status"], ...STATUSES.map((s) => [s, s])], (chosen) => { state.status = chosen; draw(); }),
+      runSelect("suite", state.suite, [["", "every suite"], ...suites().map((s) => [s, s])], (chosen) => { state.suite = chosen; draw(); }),
+      el("label", { for: "q" }, "find ", search), count),
+    el("p", { class: "note" }, `${rows.length} documents, ${failed} without a graded answer (failed or missing). A heading sorts; a document opens its verdicts, or its error and raw answer.`),
+    el("table", { class: "numbers", id: "documents" }, el("thead", {}, head), body));
+  draw();
+}
+
+// -- a document ----------------------------------------------------------------------------------
+
+function merged(answers) {
+  // one row per address: the gold, where it stands, and each system's prediction and verdict there
+  const rows = new Map();
+  answers.forEach((answer, side) => {
+    for (const verdict of answer.verdicts) {
+      if (!rows.has(verdict.address)) {
+        rows.set(verdict.address, { address: verdict.address, path: verdict.path, gold: verdict.gold,
+          goldKey: verdict.gold_key, goldAt: verdict.located && verdict.located.gold, sides: [] });
+      }
+      rows.get(verdict.address).sides[side] = verdict;
+    }
+  });
+  return [...rows.values()];
+}
+
+function box(page, bbox, kind, label) {
+  // an outline drawn just outside the value's box, so the text it marks stays readable
+  const holder = document.querySelector(`.page[data-page="${page}"]`);
+  if (!holder || !bbox) return null;
+  const width = Number(holder.dataset.width), height = Number(holder.dataset.height);
+  const outline = el("div", { class: `box ${kind}`, title: label, "data-value": kind.split(" ")[0] });
+  Object.assign(outline.style, { left: `${(100 * bbox[0]) / width}%`, top: `${(100 * bbox[1]) / height}%`,
+    width: `${(100 * (bbox[2] - bbox[0])) / width}%`, height: `${(100 * (bbox[3] - bbox[1])) / height}%` });
+  holder.append(outline);
+  return outline;
+}
+
+function placeText(who, at, notes) {
+  // one phrase saying where a value stands, or why it was not found
+  if (!at) return `${who}: not looked for (no text to find)`;
+  if (at.status === "found") return `${who} on page ${at.page}` + (at.others ? ` (printed ${at.others} more time(s); its row or label picks this one)` : "") + (at.ocr ? " (read by OCR)" : "");
+  if (at.status === "ambiguous") return `${who} on page ${at.page}?: printed in ${at.others + 1} places, the likeliest outlined`;
+  if (at.status === "not_printed") return `${who}: not printed in the document's text layer (the document does not hold it)`;
+  const scans = notes.filter((n) => n.source !== "text").map((n) => n.page);
+  return `${who}: not found; page(s) ${scans.join(", ")} are scans` + (notes.some((n) => n.source === "ocr") ? " read by OCR, which may have misread it" : " without a text layer, not read");
+}
+
+function keyLine(key) {
+  return key === null || key === undefined ? null : el("div", { class: "canonical", title: "canonical key: what the scorer compares" }, key);
+}
+
+function schemaNode(node) {
+  if (!node) return el("p", { class: "note" }, "The schema has no node for this field (an invented field).");
+  return el("dl", { class: "node" }, Object.entries(node).map(([key, value]) =>
+    [el("dt", {}, key), el("dd", {}, typeof value === "string" ? value : JSON.stringify(value))]));
+}
+
+function recordView(answer, label) {
+  const record = answer.record;
+  const parts = [el("h2", {}, `No graded answer from ${label}: ${answer.status}`)];
+  if (!record) return [...parts, el("p", { class: "note" }, "The run saved no record of this document.")];
+  const error = record.error ? (record.error.message || JSON.stringify(record.error)) : "none recorded";
+  parts.push(el("p", { class: "error", id: "record-error" }, `error: ${error}`),
+    el("p", {}, `attempts: ${record.attempts === null || record.attempts === undefined ? "–" : record.attempts}`),
+    el("h3", {}, "raw answer" + (record.raw_chars > (record.raw || "").length ? ` (first ${record.raw.length} of ${record.raw_chars} characters)` : "")),
+    el("pre", { class: "raw", id: "raw" }, record.raw === null ? "(none)" : record.raw));
+  return parts;
+}
+
+async function documentView() {
+  const doc = CONF.doc;
+  const run = params.get("run") || RUNS[0].label;
+  const vs = params.get("vs") || "";
+  const labels = vs ? [run, vs] : [run];
+  labels.forEach(runIndex);
+  document.title = `oeb view: ${doc}`;
+  const answers = await Promise.all(labels.map((label) => getJSON(api.document(label, doc))));
+  const first = answers[0];
+  const rows = merged(answers);
+  const kinds = [...new Set(answers.flatMap((a) => a.verdicts.map((v) => v.result)))];
+  const paths = [...new Set(rows.map((row) => row.path))].sort();
+  const state = { kind: params.get("kind") || "", field: params.get("field") || "", zoom: params.get("zoom") || "fit",
+    all: params.get("all") === "1" };
+  const pages = el("div", { class: "pages", id: "pages" });
+  for (let page = 1; page <= first.pages; page++) {
+    const note = (first.page_notes || []).find((n) => n.page === page) || {};
+    const [width, height] = [note.width || 612, note.height || 792];
+    pages.append(el("div", { class: "page", "data-page": page, "data-width": width, "data-height": height,
+      style: `aspect-ratio: ${width} / ${height}` },
+      el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
+      el("span", { class: "page-number" }, `page ${page}`),
+      note.note ? el("span", { class: "page-note" }, `page ${page}: ${note.note}`) : null));
+  }
+  if (!first.pages) pages.append(el("p", { class: "note" }, "No PDF pages to show for this document."));
+  const status = el("p", { id: "where", class: "where", "aria-live": "polite" }, "Select a verdict to see where its values stand and why it is what it is.");
+  const why = el("section", { id: "why", class: "why", "aria-live": "polite" });
+  const sideNames = labels.map((_, side) => (labels.length > 1 ? ["A", "B"][side] : ""));
+  const runOf = (label) => RUNS[runIndex(label)];
+  function zoom(level) {
+    state.zoom = level;
+    pages.dataset.zoom = level;
+    for (const holder of pages.querySelectorAll(".page")) {
+      holder.style.width = level === "fit" ? "" : `${Number(holder.dataset.width) * POINT * Number(level)}px`;
+    }
+    filter();
+  }
+  function outlineErrors() {
+    document.querySelectorAll(".box.all").forEach((node) => node.remove());
+    if (!state.all) return;
+    for (const row of rows) {
+      row.sides.forEach((verdict, side) => {
+        if (!verdict || verdict.result === "matched") return;
+        const at = verdict.located || {};
+        if (side === 0 && at.gold && at.gold.page) box(at.gold.page, at.gold.bbox, "gold all", `${row.address}: gold ${shown(row.gold)} (${verdict.result})`);
+        if (at.pred && at.pred.page) box(at.pred.page, at.pred.bbox, `pred all${side ? " vs" : ""}`, `${row.address}: ${shown(verdict.pred)} (${verdict.result})`);
+      });
+    }
+  }
+  function where(row) {
+    document.querySelectorAll(".box:not(.all)").forEach((node) => node.remove());
+    const parts = [], outlines = [];
+    const notes = first.page_notes || [];
+    if (row.gold !== null && row.gold !== undefined) {
+      parts.push(placeText("gold", row.goldAt, notes));
+      if (row.goldAt && row.goldAt.page) outlines.push(box(row.goldAt.page, row.goldAt.bbox, "gold", "gold: " + shown(row.gold)));
+    }
+    row.sides.forEach((verdict, side) => {
+      if (!verdict || verdict.pred === null) return;
+      const at = verdict.located && verdict.located.pred;
+      const who = labels.length > 1 ? `prediction ${sideNames[side]} (${labels[side]})` : "prediction";
+      parts.push(placeText(who, at, notes));
+      if (at && at.page) outlines.push(box(at.page, at.bbox, side ? "pred vs" : "pred", "prediction: " + shown(verdict.pred)));
+    });
+    if (!first.pages) parts.push("this document has no PDF pages to show");
+    status.textContent = parts.join(" · ") || "Nothing to find: neither side gives a value here.";
+    const shownOutline = outlines.find(Boolean);
+    if (shownOutline) shownOutline.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    const explained = row.sides.map((verdict, side) => {
+      if (!verdict) return null;
+      const head = labels.length > 1 ? `${sideNames[side]} (${labels[side]}): ${verdict.result}` : verdict.result;
+      const text = verdict.explain || (verdict.result === "matched" ? `equal: both read as ${JSON.stringify(verdict.gold_key)}` :
+        `gold key ${JSON.stringify(verdict.gold_key)}, predicted key ${JSON.stringify(verdict.pred_key)}`);
+      return [el("h3", {}, head), el("pre", { class: "explain" }, text)];
+    });
+    why.replaceChildren(el("h2", {}, `Why: ${row.address}`), el("div", {}, explained),
+      el("h3", {}, `schema: ${row.path}`), schemaNode((first.fields || {})[row.path]),
+      el("p", {}, el("a", { href: link("schema", { doc, run }) + `#node-${encodeURIComponent(row.path)}` }, "open this field's node")));
+  }
+  function select(tr, row) {
+    document.querySelectorAll("tr.verdict.selected").forEach((node) => { node.classList.remove("selected"); node.removeAttribute("aria-selected"); });
+    tr.classList.add("selected");
+    tr.setAttribute("aria-selected", "true");
+    where(row);
+  }
+  const trs = rows.map((row) => {
+    const results = row.sides.map((v) => (v ? v.result : ""));
+    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
+      "data-results": results.join(" "),
+      onclick: () => select(tr, row), onfocus: () => select(tr, row),
+      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } },
+      el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
+      el("td", {}, el("div", { class: "value gold" }, shown(row.gold)), keyLine(row.goldKey)),
+      labels.map((_, side) => {
+        const verdict = row.sides[side];
+        return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : ""), verdict ? keyLine(verdict.pred_key) : null),
+          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–")];
+      }));
+    return tr;
+  });
+  const body = el("tbody", {}, trs);
+  const count = el("span", { id: "count", class: "note" });
+  function filter() {
+    let kept = 0;
+    for (const tr of trs) {
+      const results = tr.dataset.results.split(" ");
+      const keep = (!state.kind || (state.kind === "errors" ? results.some((r) => r && r !== "matched") : results.includes(state.kind))) &&
+        (!state.field || tr.dataset.path === state.field);
+      tr.hidden = !keep;
+      kept += keep;
+    }
+    count.textContent = `${kept} of ${trs.length} verdicts`;
+    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field,
+      zoom: state.zoom === "fit" ? null : state.zoom, all: state.all ? "1" : null }));
+  }
+  const head = el("tr", {}, el("th", { scope: "col" }, "address"), el("th", { scope: "col" }, "gold"),
+    labels.map((label, side) => [el("th", { scope: "col", title: runOf(label).setting },
+      labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"), el("th", { scope: "col" }, "verdict")]));
+  const others = RUNS.map((r) => r.label).filter((label) => label !== run);
+  const summary = answers.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
+    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}%` : `${answer.status} (${answer.error ? answer.error.message || JSON.stringify(answer.error) : "no answer"})`)));
+  const failures = answers.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
+  const allToggle = el("input", { id: "all-errors", type: "checkbox", checked: state.all,
+    onchange: (event) => { state.all = event.target.checked; outlineErrors(); filter(); } });
+  show(el("h1", {}, doc),
+    el("p", { class: "note" }, `suite ${first.suite} · ${first.pages} page(s) · `,
+      el("a", { href: link("schema", { doc, run }) }, "schema with its verdict counts"), " · ",
+      el("a", { href: link("document_list", { run }) }, "every document")),
+    el("ul", { class: "summary" }, summary),
+    failures.length ? el("section", { id: "record", class: "record" }, failures) : null,
+    el("div", { class: "controls" },
+      runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
+        (chosen) => { state.kind = chosen; filter(); }),
+      runSelect("field", state.field, [["", "every field"], ...paths.map((p) => [p, p])], (chosen) => { state.field = chosen; filter(); }),
+      runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
+        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field })),
+      runSelect("zoom", state.zoom, ZOOMS, zoom),
+      el("label", { for: "all-errors" }, allToggle, " outline every error"),
+      count),
+    el("div", { class: "document" }, pages,
+      el("div", { class: "verdicts" }, status, why,
+        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body))));
+  zoom(state.zoom);
+  outlineErrors();
+}

@@ -1,0 +1,96 @@
+"""Reading a PDF's pages as words and lines, finding values as the scorer reads them, and rendering."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pypdf
+import pytest
+from dataset_files import pdf_bytes
+
+from oeb.errors import StorageFormatError
+from oeb.locate import LONGEST, Located, PdfPages, index_of, locate_values
+from oeb.view.pdf import render_page
+
+LINES = [
+    "Invoice INV-0042 from ACME   Tools",
+    "Total: 1,234.50 EUR",
+    "Quantity 12 of 1120",
+    "Due March 5, 2024",
+    *[""] * 59,
+    "Page two: 7",
+]
+
+
+@pytest.fixture(scope="module")
+def pages() -> PdfPages:
+    return PdfPages(pdf_bytes(LINES))
+
+
+def one(pages: PdfPages, value: Any) -> Located | None:
+    (place,) = locate_values(index_of(pages), [("value", value)])
+    return place
+
+
+def test_pages_are_words_in_lines(pages: PdfPages) -> None:
+    first = pages.page(1)
+    assert pages.page_count == 2 and first.source == "text" and first.has_text
+    assert [first.words[i].text for i in first.lines[0]] == ["Invoice", "INV-0042", "from", "ACME", "Tools"]
+    assert first.words[first.lines[1][1]].number == "1234.5"  # "1,234.50" reads as the number
+
+
+def test_values_are_found_tolerant_of_case_whitespace_and_number_forms(pages: PdfPages) -> None:
+    acme = one(pages, "acme tools")  # case and whitespace aside
+    assert acme is not None and acme.status == "found" and acme.bbox is not None
+    assert acme.page == 1 and 30 < acme.bbox[1] < 42 < acme.bbox[3] < 46  # line 1: baseline 42 pt from the top
+    for value in (1234.5, "1,234.50", 1234.50, "$1,234.5"):
+        total = one(pages, value)
+        assert total is not None and total.page == 1 and total.bbox is not None
+        assert 42 < total.bbox[1] < 54 < total.bbox[3] < 58  # line 2: baseline 54 pt
+    twelve, eleven_twenty = one(pages, 12), one(pages, 1120)
+    assert twelve and eleven_twenty and twelve.bbox and eleven_twenty.bbox
+    assert twelve.bbox[2] < eleven_twenty.bbox[0]  # 12 is not inside 1120
+    seven = one(pages, 7)
+    assert seven is not None and seven.page == 2
+
+
+def test_what_the_page_does_not_hold_is_not_printed(pages: PdfPages) -> None:
+    for value in ("Globex", 99, 123, "ACME Tool"):  # 1,234.50 holds no 123; "Tool" is not "Tools"
+        place = one(pages, value)
+        assert place == Located("not_printed"), value
+    assert one(pages, True) is None and one(pages, None) is None and one(pages, "") is None  # not looked for
+
+
+def test_a_page_without_text_holds_nothing_and_still_renders() -> None:
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(612, 792)
+    data = io.BytesIO()
+    writer.write(data)
+    blank = data.getvalue()
+    scan = PdfPages(blank, use_ocr=False)
+    assert scan.page_count == 1 and one(scan, "anything") == Located("no_text_layer")
+    assert scan.page(1).source == "none" and "scan" in scan.note(1)
+    png = render_page(blank, 1, scale=0.5)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert int.from_bytes(png[16:20]) == 306 and int.from_bytes(png[20:24]) == 396  # 612 x 792 pt at 0.5
+
+
+def test_a_damaged_pdf_is_one_line_error() -> None:
+    damaged = pdf_bytes(LINES)[:200]
+    for call in (lambda: PdfPages(damaged), lambda: render_page(damaged, 1)):
+        with pytest.raises(StorageFormatError, match="not a readable PDF") as caught:
+            call()
+        assert "\n" not in str(caught.value)
+
+
+def test_a_huge_string_is_not_printed_and_line_breaks_are_whitespace(pages: PdfPages) -> None:
+    assert one(pages, "acme tools " * (LONGEST // 5)) == Located("not_printed")
+    assert one(pages, "  ACME\nTools ") == one(pages, "ACME Tools")
+
+
+def test_a_date_is_found_in_the_formats_the_scorer_reads(pages: PdfPages) -> None:
+    due = one(pages, "2024-03-05")  # the page prints "March 5, 2024"
+    assert due is not None and due.page == 1 and due.bbox is not None
+    assert 66 < due.bbox[1] < 78 < due.bbox[3] < 82  # line 4: baseline 78 pt
+    assert one(pages, "05.03.2024") == due and one(pages, "2024-03-06") == Located("not_printed")
