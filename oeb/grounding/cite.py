@@ -12,7 +12,7 @@ keeps its verdict.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,6 +65,18 @@ def address_of(path: Iterable[str | int]) -> str:
         else:
             text += f".{step}" if text else str(step)
     return text or "<root>"
+
+
+def leaves(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every non-null scalar of a JSON value with its path (`address_of` prints it)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from leaves(item, (*path, index))
+    elif value is not None:
+        yield path, value
 
 
 def polygon_box(points: Sequence[Any]) -> Box | None:

@@ -214,18 +214,18 @@ def render(report: dict[str, Any], form: str) -> str:
     return _html(report)
 
 
-def _html_table(header: list[str], body: list[list[str]]) -> str:
+def html_table(header: list[str], body: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
     lines = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in body)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>"
 
 
 def _html(report: dict[str, Any]) -> str:
-    sections = [f"<h1>Calibration</h1>{_html_table(HEADER, rows(report))}<p>{html.escape(NOTE)}</p>"]
+    sections = [f"<h1>Calibration</h1>{html_table(HEADER, rows(report))}<p>{html.escape(NOTE)}</p>"]
     for run in report["runs"]:
         if run["confidence"]:
             sections.append(
-                f"<h2>{html.escape(run['label'])} · per field</h2>{_html_table(FIELD_HEADER, field_rows(run))}"
+                f"<h2>{html.escape(run['label'])} · per field</h2>{html_table(FIELD_HEADER, field_rows(run))}"
             )
     style = (
         "body{font:14px system-ui;margin:2em}table{border-collapse:collapse}"

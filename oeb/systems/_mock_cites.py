@@ -1,7 +1,9 @@
 """The `mock` system's citations and confidences, with a known error profile (docs/grounding.md).
 
-A cited value's box is where PDFium's own text search finds the value's printed text (as given, or a
-number with thousands separators) on the document's pages; a value it does not find is left uncited.
+A cited value's box is where oeb's locator (`oeb.locate`, text layer only) finds its gold value printed,
+the value the mock read, misread or not; a value with no gold is looked for as returned; a value not
+found is left uncited. So a right citation is exactly the evidence `oeb report --grounding` checks
+against, and the measured box precision is 1 - `cite_wrong` within its interval.
 A share `cite_wrong` of the boxes is moved elsewhere on its page (half a page down, wrapping), so it
 overlaps its value by nothing. Confidences are drawn so that they are calibrated by construction:
 with `e` the chance that a value the mock returns is wrong, a right value's confidence is drawn from
@@ -14,32 +16,18 @@ verdicts) are the same with these options on or off.
 from __future__ import annotations
 
 import random
-import threading
-from collections.abc import Iterator
+import re
 from pathlib import Path
 from typing import Any
 
-from oeb.grounding.cite import Cite, address_of
+from oeb.grounding.cite import Cite, address_of, leaves
 
 K = 4.0
 """The concentration of the confidences' Beta prior: lower spreads them, higher bunches them at `1 - e`."""
-_PDFIUM = threading.Lock()
-"""PDFium is not thread-safe, and a run without Ray answers on threads: one document read at a time."""
+_INDEX = re.compile(r"\[\d+\]")
 SHIFT = 5.0
 """`overconfident`: the distance to 1 is divided by this."""
 CONFIDENCE = ("", "calibrated", "overconfident")
-
-
-def leaves(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Every non-null scalar of a JSON value with its path."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from leaves(item, (*path, str(key)))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from leaves(item, (*path, index))
-    elif value is not None:
-        yield path, value
 
 
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:
@@ -53,45 +41,15 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
-def _forms(value: Any) -> list[str]:
-    """The ways a value may be printed, most likely first."""
-    if isinstance(value, bool):
-        return [str(value).lower(), str(value)]
-    if isinstance(value, int):
-        return [f"{value:,}", str(value)]
-    if isinstance(value, float):
-        return [f"{value:,.2f}", f"{value:.2f}", str(value)]
-    return [str(value)] if str(value).strip() else []
+def _places(document: Path, values: list[tuple[str, Any]]) -> tuple[list[Any], list[float]]:
+    """Where oeb's locator finds each (address, value) in the PDF (None: not found), and the pages' heights."""
+    from oeb.locate import PdfPages, index_of, label_of, locate_values
 
-
-class _Pages:
-    """A PDF's pages' text, searched by PDFium; boxes in points from each page's top-left."""
-
-    def __init__(self, path: Path) -> None:
-        import pypdfium2  # type: ignore[import-untyped]
-
-        self.document = pypdfium2.PdfDocument(path)
-        self.sizes = [self.document[i].get_size() for i in range(len(self.document))]
-        self._text: dict[int, Any] = {}
-
-    def find(self, value: Any) -> tuple[int, tuple[float, float, float, float]] | None:
-        for form in _forms(value):
-            for number in range(len(self.sizes)):
-                if number not in self._text:
-                    self._text[number] = self.document[number].get_textpage()
-                text = self._text[number]
-                found = text.search(form, match_case=False).get_next()
-                if found is None:
-                    continue
-                rects = [text.get_rect(i) for i in range(text.count_rects(*found))]
-                height = self.sizes[number][1]
-                left, right = min(r[0] for r in rects), max(r[2] for r in rects)
-                bottom, top = min(r[1] for r in rects), max(r[3] for r in rects)
-                return number + 1, (left, height - top, right, height - bottom)
-        return None
-
-    def close(self) -> None:
-        self.document.close()
+    pages = PdfPages(document.read_bytes(), use_ocr=False)
+    index = index_of(pages)
+    heights = [page.height for page in pages.pages()]
+    labels = {_INDEX.sub("[]", address): label_of(address) for address, _ in values}
+    return locate_values(index, values, labels), heights
 
 
 def _wrong(box: tuple[float, float, float, float], height: float) -> tuple[float, float, float, float]:
@@ -118,8 +76,7 @@ def annotate(
     """By printed address, each returned value's `page`, `bbox` and `confidence` as the options ask."""
     e = min(max(error, 0.01), 0.99)
     a, b = K * (1 - e), K * e
-    with _PDFIUM:
-        return _annotate(answer, gold, document, rng, cite, cite_wrong, confidence, a, b)
+    return _annotate(answer, gold, document, rng, cite, cite_wrong, confidence, a, b)
 
 
 def _annotate(
@@ -133,27 +90,26 @@ def _annotate(
     a: float,
     b: float,
 ) -> dict[str, dict[str, Any]]:
-    pages = _Pages(document) if cite and document is not None and document.suffix.lower() == ".pdf" else None
+    found = list(leaves(answer))
+    located: list[Any] = [None] * len(found)
+    heights: list[float] = []
+    if cite and document is not None and document.suffix.lower() == ".pdf":
+        # a value is read where its gold is printed (a misread one too); a value with no gold is looked for as given
+        wanted = [(address_of(path), value if _at(gold, path) is None else _at(gold, path)) for path, value in found]
+        located, heights = _places(document, wanted)
     notes: dict[str, dict[str, Any]] = {}
-    try:
-        for path, value in leaves(answer):
-            note: dict[str, Any] = {}
-            right = _at(gold, path) == value
-            draw = rng.betavariate(a + 1, b) if right else rng.betavariate(a, b + 1)
-            move = rng.random() < cite_wrong
-            if confidence:
-                note["confidence"] = round(draw if confidence == "calibrated" else 1 - (1 - draw) / SHIFT, 6)
-            found = pages.find(value) if pages is not None else None
-            if found is not None:
-                page, box = found
-                if move:
-                    box = _wrong(box, pages.sizes[page - 1][1]) if pages is not None else box
-                note |= {"page": page, "bbox": [round(v, 2) for v in box]}
-            if note:
-                notes[address_of(path)] = note
-    finally:
-        if pages is not None:
-            pages.close()
+    for (path, value), place in zip(found, located, strict=True):
+        note: dict[str, Any] = {}
+        right = _at(gold, path) == value
+        draw = rng.betavariate(a + 1, b) if right else rng.betavariate(a, b + 1)
+        move = rng.random() < cite_wrong
+        if confidence:
+            note["confidence"] = round(draw if confidence == "calibrated" else 1 - (1 - draw) / SHIFT, 6)
+        if place is not None and place.page is not None and place.bbox is not None:
+            box = _wrong(place.bbox, heights[place.page - 1]) if move else place.bbox
+            note |= {"page": place.page, "bbox": [round(v, 2) for v in box]}
+        if note:
+            notes[address_of(path)] = note
     return notes
 
 

@@ -339,9 +339,7 @@ def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:
     ]
 
 
-def open_view(
-    urls: Sequence[str], *, audit: bool = False, all_runs: bool = False, dataset: str | None = None
-) -> View:
+def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = False, dataset: str | None = None) -> View:
     """The runs of these graded folders (or folders of them), refused in one line as `oeb report`
     refuses them (different datasets, document sets or scorers), chosen and labelled as it does."""
     runs = load_folders(list(urls), all_runs=all_runs)

@@ -1,0 +1,217 @@
+"""`oeb report --grounding`: per run with citations, how often its citations point where the gold
+value is printed, crossed with its verdicts (docs/grounding.md; the categories and figures are
+`oeb.grounding.verdicts`'). The evidence is oeb's locator on the dataset's PDFs, read once per
+document for every run; each figure has a 95% bootstrap interval over documents.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from oeb import storage
+from oeb.grounding.cite import address_of, leaves
+from oeb.grounding.verdicts import CATEGORIES, IOU, Cited, Evidence, Tally, f1, ratio, tally
+from oeb.locate import PdfPages, index_of, label_of, locate_values
+from oeb.locate.match import needle
+from oeb.report.calibration import read_grounding
+from oeb.report.fields import fold
+from oeb.report.paired import RESAMPLES, document_draws
+from oeb.report.runs import Run
+from oeb.run.grade.results import SCORER
+
+if TYPE_CHECKING:
+    from oeb.dataset import Dataset
+
+LEVELS = ("box", "page")
+FIGURES = ("precision", "recall", "f1")
+
+
+def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
+    """Each gold value's printed places in one document, by address as the verdicts write it (none
+    for a document that is not a readable PDF: every value of it is unverifiable)."""
+    row = next((r for r in dataset.rows if r.doc_id == doc_id), None)
+    if row is None or not row.doc_path.lower().endswith(".pdf"):
+        return {}
+    data = dataset.contents([row.doc_path]).get(row.doc_path)
+    if not isinstance(data, bytes):
+        return {}
+    try:
+        index = index_of(PdfPages(data))
+    except Exception:  # a damaged PDF locates nothing: its values are unverifiable
+        return {}
+    values = [(address_of(path), value) for path, value in leaves(dataset.gold(row))]
+    labels = {fold(address): label_of(address) for address, _ in values}
+    evidence = {}
+    for (address, value), place in zip(values, locate_values(index, values, labels), strict=True):
+        if place is None or place.page is None or place.bbox is None:
+            evidence[address] = Evidence()
+        elif place.status == "ambiguous":  # every candidate place counts
+            wanted = needle(value)
+            places = index.places(wanted) if wanted is not None else []
+            evidence[address] = Evidence(tuple((p.page, p.bbox) for p in places) or ((place.page, place.bbox),))
+        else:
+            evidence[address] = Evidence(((place.page, place.bbox),))
+    return evidence
+
+
+def _cited(run: Run) -> dict[tuple[str, str], Cited] | None:
+    table = read_grounding(run, ["doc_id", "address", "page", "x0", "y0", "x1", "y1"])
+    if table is None or table["page"].null_count == table.num_rows:
+        return None
+    cited = {}
+    for row in table.to_pylist():
+        if row["page"] is None:
+            continue
+        box = None if row["x0"] is None else (row["x0"], row["y0"], row["x1"], row["y1"])
+        cited[(row["doc_id"], row["address"])] = Cited(row["page"], box)
+    return cited
+
+
+def _interval(numerators: Any, denominators: Any, counts: list[Any]) -> list[float | None]:
+    draws = np.concatenate([(block @ numerators) / np.maximum(block @ denominators, 1) for block in counts])
+    if not len(draws):
+        return [None, None]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def _f1_interval(tallies: Sequence[Tally], counts: list[Any], right: str) -> list[float | None]:
+    num = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
+    cited = np.asarray([t.cited for t in tallies], dtype=np.float64)
+    gold = np.asarray([t.gold for t in tallies], dtype=np.float64)
+    draws = []
+    for block in counts:
+        r, c, g = block @ num, block @ cited, block @ gold
+        p, q = r / np.maximum(c, 1), r / np.maximum(g, 1)
+        draws.append(np.where(p + q > 0, 2 * p * q / np.maximum(p + q, 1e-12), 0.0))
+    if not draws:
+        return [None, None]
+    low, high = np.percentile(np.concatenate(draws), [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def run_grounding(run: Run, evidence: dict[str, dict[str, Evidence]], threshold: float = IOU) -> dict[str, Any]:
+    """The run's figures as `--format json` gives them; `cited: false` when it cited nothing."""
+    head: dict[str, Any] = {"label": run.label, "folder": run.url}
+    cited = _cited(run)
+    if cited is None:
+        return head | {"cited": False}
+    verdicts = storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "result"])
+    documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
+    rows: dict[str, list[tuple[str, Cited | None, Evidence | None]]] = {doc_id: [] for doc_id in documents}
+    for doc_id, address, result in zip(*(verdicts[k].to_pylist() for k in ("id", "address", "result")), strict=True):
+        if doc_id in rows:
+            rows[doc_id].append((result, cited.get((doc_id, address)), evidence.get(doc_id, {}).get(address)))
+    tallies = [tally(rows[doc_id], threshold) for doc_id in documents]
+    total = Tally()
+    for one in tallies:
+        total.categories.update(one.categories)
+        for name in ("unverifiable", "cited", "right_box", "right_page", "gold"):
+            setattr(total, name, getattr(total, name) + getattr(one, name))
+    counts = list(document_draws(len(documents), RESAMPLES, (1 << 22) // max(1, len(documents))))
+    cited_n = np.asarray([t.cited for t in tallies], dtype=np.float64)
+    gold_n = np.asarray([t.gold for t in tallies], dtype=np.float64)
+    figures: dict[str, Any] = {}
+    for level in LEVELS:
+        right = f"right_{level}"
+        hits = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
+        precision, recall = ratio(getattr(total, right), total.cited), ratio(getattr(total, right), total.gold)
+        figures[level] = {
+            "precision": {
+                "value": precision,
+                "ci95": _interval(hits, cited_n, counts) if total.cited else [None, None],
+            },
+            "recall": {"value": recall, "ci95": _interval(hits, gold_n, counts) if total.gold else [None, None]},
+            "f1": {"value": f1(precision, recall), "ci95": _f1_interval(tallies, counts, right)},
+        }
+    return head | {
+        "cited": True,
+        "iou": threshold,
+        "documents": len(documents),
+        "verifiable": total.gold,
+        "unverifiable": total.unverifiable,
+        "cited_values": total.cited,
+        **figures,
+        "categories": {name: total.categories.get(name, 0) for name in CATEGORIES},
+    }
+
+
+def grounding(runs: list[Run], dataset: Dataset, threshold: float = IOU) -> dict[str, Any]:
+    """Every run's figures, the evidence located once per document for all of them."""
+    cited_runs = [run for run in runs if _cited(run) is not None]
+    wanted = sorted({doc_id for run in cited_runs for doc_id in run.doc_ids})
+    evidence = {doc_id: document_evidence(dataset, doc_id) for doc_id in wanted}
+    return {"iou": threshold, "runs": [run_grounding(run, evidence, threshold) for run in runs]}
+
+
+def _pct(block: dict[str, Any]) -> str:
+    value, (low, high) = block["value"], block["ci95"]
+    if value is None:
+        return "n/a"
+    shown = f"{100 * value:.2f}"
+    return shown + (f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None else "")
+
+
+HEADER = ["system", *(f"{level} {name}" for level in LEVELS for name in FIGURES), "cited", "unverifiable"]
+CATEGORY_HEADER = ["system", *CATEGORIES]
+NOTE = (
+    "A citation is right (box) when on an evidence page with IoU ≥ {iou} against a place oeb's locator finds the "
+    "gold value printed, right (page) when on an evidence page; precision over cited matched and misread values, "
+    "recall over gold values; 95% bootstrap intervals over documents; unverifiable values (not located) left out."
+)
+
+
+def rows(report: dict[str, Any]) -> list[list[str]]:
+    table = []
+    for run in report["runs"]:
+        if not run["cited"]:
+            table.append([run["label"], *["n/a"] * (len(HEADER) - 1)])
+            continue
+        cells = [_pct(run[level][name]) for level in LEVELS for name in FIGURES]
+        table.append([run["label"], *cells, str(run["cited_values"]), str(run["unverifiable"])])
+    return table
+
+
+def category_rows(report: dict[str, Any]) -> list[list[str]]:
+    return [
+        [run["label"], *(str(run["categories"][name]) if run["cited"] else "n/a" for name in CATEGORIES)]
+        for run in report["runs"]
+    ]
+
+
+def render(report: dict[str, Any], form: str) -> str:
+    """The report as `md`, `json` or `html` (text is drawn by the CLI from `rows`)."""
+    if form == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    note = NOTE.format(iou=report["iou"])
+    if form == "md":
+        from oeb.report.tables import markdown_table
+
+        return "\n".join(
+            [
+                "## Grounding\n",
+                markdown_table(HEADER, rows(report)),
+                "",
+                note,
+                "",
+                "### Per verdict\n",
+                markdown_table(CATEGORY_HEADER, category_rows(report)),
+                "",
+            ]
+        )
+    from oeb.report.calibration import html_table
+
+    style = (
+        "body{font:14px system-ui;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>oeb grounding</title><style>{style}</style>"
+        f"</head><body><h1>Grounding</h1>{html_table(HEADER, rows(report))}<p>{html.escape(note)}</p>"
+        f"<h2>Per verdict</h2>{html_table(CATEGORY_HEADER, category_rows(report))}</body></html>\n"
+    )
