@@ -21,7 +21,7 @@ checked later (`oeb.grounding.cite.check`), never clipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from oeb.grounding.cite import Box, Cite, address_of, polygon_box
@@ -67,18 +67,19 @@ def reducto_unwrap(node: Any) -> Any:
     return node
 
 
-def _walk_reducto(node: Any, path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    if _reducto_leaf(node):
-        if isinstance(node["value"], dict | list):
-            yield from _walk_reducto(node["value"], path)
-        else:
-            yield path, node
+def _walk(node: Any, path: Path, leaf: Callable[[Any], bool]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every node `leaf` accepts, with its path, found through objects and arrays (and through a
+    Reducto wrapper around an object or array, which adds no step)."""
+    if _reducto_leaf(node) and isinstance(node["value"], dict | list):
+        yield from _walk(node["value"], path, leaf)
+    elif leaf(node):
+        yield path, node
     elif isinstance(node, dict):
         for key, value in node.items():
-            yield from _walk_reducto(value, (*path, str(key)))
+            yield from _walk(value, (*path, str(key)), leaf)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from _walk_reducto(value, (*path, index))
+            yield from _walk(value, (*path, index), leaf)
 
 
 def reducto(raw: Any) -> list[Cite]:
@@ -88,7 +89,7 @@ def reducto(raw: Any) -> list[Cite]:
     if isinstance(result, list) and len(result) == 1:
         result = result[0]
     cites = []
-    for path, leaf in _walk_reducto(result, ()):
+    for path, leaf in _walk(result, (), _reducto_leaf):
         first = _first(leaf.get("citations"))
         bbox = _dict(first.get("bbox"))
         box: Any = None
@@ -114,15 +115,8 @@ def reducto(raw: Any) -> list[Cite]:
 _LLAMA_CONFIDENCE = ("extraction_confidence", "confidence")
 
 
-def _walk_llama(node: Any, path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    if isinstance(node, dict) and ("citation" in node or any(k in node for k in _LLAMA_CONFIDENCE)):
-        yield path, node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk_llama(value, (*path, str(key)))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _walk_llama(value, (*path, index))
+def _llama_leaf(node: Any) -> bool:
+    return isinstance(node, dict) and ("citation" in node or any(k in node for k in _LLAMA_CONFIDENCE))
 
 
 def llamaextract(raw: Any) -> list[Cite]:
@@ -130,7 +124,7 @@ def llamaextract(raw: Any) -> list[Cite]:
     metadata = found.get("extract_metadata") or found.get("extraction_metadata") or {}
     fields = metadata.get("field_metadata") if isinstance(metadata, dict) else None
     cites = []
-    for path, leaf in _walk_llama(fields, ()):
+    for path, leaf in _walk(fields, (), _llama_leaf):
         confidence = next((leaf[k] for k in _LLAMA_CONFIDENCE if k in leaf), None)
         first = _first(leaf.get("citation"))
         size = _dict(first.get("page_dimensions"))

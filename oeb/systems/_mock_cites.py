@@ -16,15 +16,14 @@ verdicts) are the same with these options on or off.
 from __future__ import annotations
 
 import random
-import re
 from pathlib import Path
 from typing import Any
 
 from oeb.grounding.cite import Cite, address_of, leaves
+from oeb.grounding.join import pattern
 
 K = 4.0
 """The concentration of the confidences' Beta prior: lower spreads them, higher bunches them at `1 - e`."""
-_INDEX = re.compile(r"\[\d+\]")
 SHIFT = 5.0
 """`overconfident`: the distance to 1 is divided by this."""
 CONFIDENCE = ("", "calibrated", "overconfident")
@@ -48,7 +47,7 @@ def _places(document: Path, values: list[tuple[str, Any]]) -> tuple[list[Any], l
     pages = PdfPages(document.read_bytes(), use_ocr=False)
     index = index_of(pages)
     heights = [page.height for page in pages.pages()]
-    labels = {_INDEX.sub("[]", address): label_of(address) for address, _ in values}
+    labels = {pattern(address): label_of(address) for address, _ in values}
     return locate_values(index, values, labels), heights
 
 
@@ -76,20 +75,6 @@ def annotate(
     """By printed address, each returned value's `page`, `bbox` and `confidence` as the options ask."""
     e = min(max(error, 0.01), 0.99)
     a, b = K * (1 - e), K * e
-    return _annotate(answer, gold, document, rng, cite, cite_wrong, confidence, a, b)
-
-
-def _annotate(
-    answer: Any,
-    gold: Any,
-    document: Path | None,
-    rng: random.Random,
-    cite: bool,
-    cite_wrong: float,
-    confidence: str,
-    a: float,
-    b: float,
-) -> dict[str, dict[str, Any]]:
     found = list(leaves(answer))
     located: list[Any] = [None] * len(found)
     heights: list[float] = []
