@@ -18,7 +18,7 @@ from oeb.grounding.cite import address_of, leaves
 from oeb.grounding.verdicts import CATEGORIES, IOU, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import PdfPages, index_of, label_of, locate_values
 from oeb.locate.match import needle
-from oeb.report.calibration import read_grounding
+from oeb.report.confidence import read_grounding
 from oeb.report.fields import fold
 from oeb.report.paired import RESAMPLES, document_draws
 from oeb.report.runs import Run

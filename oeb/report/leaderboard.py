@@ -122,6 +122,17 @@ def _suite(line: dict[str, Any]) -> str:
     return (line.get("row") or {}).get("suite") or "other"
 
 
+def _automation(runs: Sequence[Run], rows: list[dict[str, Any]]) -> None:
+    """`auto_99` on the rows of runs whose system gave confidences: the share of its predicted values
+    accepted unreviewed at 99% precision (docs/grounding.md); no key on the others."""
+    from oeb.report.confidence import auto_at
+
+    for run, row in zip(runs, rows, strict=True):
+        share = auto_at(run, 0.99)
+        if share is not None:
+            row["auto_99"] = share
+
+
 def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, Any]:
     """Every run's row, best headline first, and the same rows per suite; runs graded by different
     scorers are refused unless `mixed_scorers`."""
@@ -145,6 +156,7 @@ def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, A
                 },
             }
         )
+    _automation(runs, rows)
     rows.sort(key=lambda row: -row["headline"])
     first = next((run for run in runs if run.named("dataset") is not None), runs[0])
     return {

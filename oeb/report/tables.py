@@ -40,8 +40,14 @@ def cost_cells(cost: dict[str, dict[str, Any] | None], between: str) -> tuple[st
     return between.join(per_doc) or "–", between.join(per_pages) or "–"
 
 
+def _automated(board: dict[str, Any]) -> bool:
+    """Whether some run gave confidences (then the leaderboard has an `auto@99%` column)."""
+    return any("auto_99" in row for row in board["rows"])
+
+
 def _columns(board: dict[str, Any]) -> list[str]:
-    return [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
+    columns = [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
+    return [*columns, "auto@99%"] if _automated(board) else columns
 
 
 def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> list[str]:
@@ -58,6 +64,7 @@ def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> l
         _latency(row),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
         *scorer,
+        *([_pct(row.get("auto_99"))] if _automated(board) else []),
     ]
 
 
@@ -90,6 +97,7 @@ PRIORITY = {
     "headline": _fit.ALWAYS,
     "accuracy 95% CI": _fit.ALWAYS,
     "scorer": _fit.ALWAYS,
+    "auto@99%": 2,
     "accuracy": 1,
     "coverage": 2,
     "cost/1k pages": 3,
