@@ -84,7 +84,7 @@ def test_the_chart_plots_the_headline_with_every_label_inside(page, served: Serv
         box = label.bounding_box()
         assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 0.5
         assert frame["y"] <= box["y"]
-    rows = {row["system"]: row for row in served.view.board["rows"]}
+    rows = dict(zip(served.view.labels, served.view.board["rows"], strict=True))  # the chart names runs short
     heights = {
         group.locator("title").text_content().split(":")[0]: float(group.locator("circle").get_attribute("cy"))
         for group in page.locator("#chart g.point, #chart g.unpriced").all()
