@@ -103,3 +103,34 @@ def straight_through(document: npt.NDArray[np.intp], confidence: Floats, documen
     below = np.isnan(confidence) | (confidence < threshold) if not np.isnan(threshold) else np.ones_like(held[document])
     held[document[below]] = True
     return float(1.0 - held.mean())
+
+
+CURVE_POINTS = 200
+"""At most this many points of a risk-coverage curve (evenly spaced over its thresholds)."""
+
+
+def curves(confidence: Floats, right: Bools, bins: int = BINS) -> dict[str, list[list[float]]]:
+    """The risk-coverage curve ([coverage, risk, threshold] per threshold, most confident first) and
+    the reliability diagram ([bin low, bin high, mean confidence, share right, values] per non-empty
+    bin) of some values, for drawing."""
+    ranked = rank(confidence)
+    curve: list[list[float]] = []
+    if len(ranked.order):
+        hits = np.cumsum(right[ranked.order])[ranked.ends]
+        accepted = ranked.ends + 1.0
+        picks = np.unique(np.linspace(0, len(ranked.ends) - 1, min(CURVE_POINTS, len(ranked.ends))).astype(np.intp))
+        for i in picks:
+            curve.append(
+                [float(accepted[i] / len(confidence)), float(1 - hits[i] / accepted[i]), float(ranked.thresholds[i])]
+            )
+    given = ~np.isnan(confidence)
+    conf, hit = confidence[given], right[given].astype(np.float64)
+    index = np.minimum((conf * bins).astype(np.intp), bins - 1)
+    counts = np.bincount(index, minlength=bins)
+    sums, rights = np.bincount(index, conf, bins), np.bincount(index, hit, bins)
+    reliability = [
+        [b / bins, (b + 1) / bins, float(sums[b] / counts[b]), float(rights[b] / counts[b]), float(counts[b])]
+        for b in range(bins)
+        if counts[b]
+    ]
+    return {"risk_coverage": curve, "reliability": reliability}

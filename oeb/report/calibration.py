@@ -65,6 +65,7 @@ def run_calibration(run: Run) -> dict[str, Any]:
         found.document, found.confidence, len(found.documents), np.nan if t99 is None else t99
     )
     figures["documents"] = len(found.documents)
+    figures |= cal.curves(found.confidence, found.right)
     by_field: dict[str, list[int]] = {}
     for index, name in enumerate(found.field):
         by_field.setdefault(name, []).append(index)

@@ -208,6 +208,16 @@ class View:
             "counts": {path: dict(kinds) for path, kinds in counts.items()},
         }
 
+    def calibration_json(self) -> dict[str, Any]:
+        """`/api/calibration`: `oeb report --calibration --format json` over the runs shown, with each
+        run's risk-coverage curve and reliability diagram (docs/grounding.md)."""
+        from oeb.report.calibration import calibration
+
+        answer = calibration(self.runs)
+        for name, run in zip(self.labels, answer["runs"], strict=True):
+            run["name"] = name
+        return answer
+
     def audit_json(self) -> list[dict[str, Any]]:
         """`GET /api/audit` (with --audit): the gold audit's findings, as `oeb audit --format json`."""
         if not self.audit:
