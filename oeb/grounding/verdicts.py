@@ -76,6 +76,21 @@ def judge(cited: Cited, evidence: Evidence, threshold: float = IOU) -> tuple[boo
     return boxed, on_page
 
 
+def category(result: str, cited: Cited | None, evidence: Evidence | None, threshold: float = IOU) -> str | None:
+    """A verdict's grounding category; `unverifiable` for a matched or misread value whose gold
+    cannot be located; None for an unfound value (it is only counted in recall)."""
+    kind = _KIND.get(result)
+    if kind in ("fabricated", "invented"):
+        return f"{kind}_{'cited' if cited is not None else 'uncited'}"
+    if kind is None:
+        return None
+    if evidence is None or not evidence.places:
+        return "unverifiable"
+    if cited is None:
+        return f"{kind}_uncited"
+    return f"{kind}_cited_{'right' if judge(cited, evidence, threshold)[0] else 'elsewhere'}"
+
+
 @dataclass
 class Tally:
     """One document's counts: categories, unverifiable values, and the figures' numerators and
@@ -100,23 +115,21 @@ def tally(rows: Sequence[tuple[str, Cited | None, Evidence | None]], threshold: 
             else:
                 counted.gold += 1
             continue
-        if kind in ("fabricated", "invented"):
-            counted.categories[f"{kind}_{'cited' if cited is not None else 'uncited'}"] += 1
+        name = category(result, cited, evidence, threshold)
+        if name is None:
             continue
-        if kind is None:
-            continue
-        if evidence is None or not evidence.places:
+        if name == "unverifiable":
             counted.unverifiable += 1
             continue
-        counted.gold += 1
-        if cited is None:
-            counted.categories[f"{kind}_uncited"] += 1
+        counted.categories[name] += 1
+        if kind in ("fabricated", "invented"):
             continue
-        boxed, on_page = judge(cited, evidence, threshold)
-        counted.cited += 1
-        counted.right_box += boxed
-        counted.right_page += on_page
-        counted.categories[f"{kind}_cited_{'right' if boxed else 'elsewhere'}"] += 1
+        counted.gold += 1
+        if cited is not None and evidence is not None:
+            boxed, on_page = judge(cited, evidence, threshold)
+            counted.cited += 1
+            counted.right_box += boxed
+            counted.right_page += on_page
     return counted
 
 

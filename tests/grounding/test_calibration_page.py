@@ -68,3 +68,31 @@ def test_the_export_holds_the_calibration_page(served: tuple[object, str], tmp_p
     assert (tmp_path / "site" / "calibration.html").exists()
     answer = json.loads((tmp_path / "site" / "api" / "calibration.json").read_text())
     assert [run["confidence"] for run in answer["runs"]].count(True) == 1
+
+
+def test_the_document_page_draws_the_cited_box_where_the_api_says(served: tuple[object, str]) -> None:
+    view, url = served
+    cited_label = next(
+        name
+        for name, run in zip(view.labels, view.runs, strict=True)  # type: ignore[attr-defined]
+        if (Path(run.url) / "field_matching" / "grounding.parquet").exists()
+    )
+    doc_id = "short__invoice_4417"
+    answer = view.document_json(cited_label, doc_id)  # type: ignore[attr-defined]
+    verdict = next(v for v in answer["verdicts"] if v.get("grounding") == "matched_cited_right" and v["cited"]["bbox"])
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{url}documents/{doc_id}?run={cited_label}")
+        page.locator(f'tr.verdict[data-address="{verdict["address"]}"]').click()
+        cited = page.locator(".box.cited")
+        cited.wait_for()
+        holder = page.locator(f'.page[data-page="{verdict["cited"]["page"]}"]')
+        width = float(holder.get_attribute("data-width"))
+        left = float(cited.evaluate("node => node.style.left").rstrip("%"))
+        assert left == pytest.approx(100 * verdict["cited"]["bbox"][0] / width, abs=0.01)
+        assert "grounding: matched cited right" in page.locator("#where").inner_text()
+        browser.close()
+    assert not errors
