@@ -194,7 +194,7 @@ def _iou(text: str) -> float:
 def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
     """`--grounding`: the citation figures of `oeb.report.grounding`."""
     from oeb.errors import UsageError
-    from oeb.report import grounding
+    from oeb.report import grounding, grounding_tables
     from oeb.report.audit import dataset_of
     from oeb.report.tables import fitted_table
 
@@ -202,13 +202,15 @@ def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
         raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
     report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou))
     if args.format != "text":
-        emit("report", grounding.render(report, args.format), args.out)
+        emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
     console = _console(args.out is not None)
-    note = grounding.NOTE.format(iou=report["iou"])
+    note = grounding_tables.NOTE.format(iou=report["iou"])
     tables = [
-        fitted_table("grounding · " + note, grounding.HEADER, grounding.rows(report), None),
-        fitted_table("citations per verdict", grounding.CATEGORY_HEADER, grounding.category_rows(report), None),
+        fitted_table("grounding · " + note, grounding_tables.HEADER, grounding_tables.rows(report), None),
+        fitted_table(
+            "citations per verdict", grounding_tables.CATEGORY_HEADER, grounding_tables.category_rows(report), None
+        ),
     ]
     emit("report", _text(tables, args.out is not None, console), args.out)
     return 0

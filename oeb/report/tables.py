@@ -40,14 +40,17 @@ def cost_cells(cost: dict[str, dict[str, Any] | None], between: str) -> tuple[st
     return between.join(per_doc) or "–", between.join(per_pages) or "–"
 
 
-def _automated(board: dict[str, Any]) -> bool:
-    """Whether some run gave confidences (then the leaderboard has an `auto@99%` column)."""
-    return any("auto_99" in row for row in board["rows"])
+GROUNDED = (("grounding_f1", "grounding F1"), ("auto_99", "auto@99%"))
+"""The leaderboard's columns of docs/grounding.md: each shown when some run has its figure."""
+
+
+def _grounded(board: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(key, name) for key, name in GROUNDED if any(key in row for row in board["rows"])]
 
 
 def _columns(board: dict[str, Any]) -> list[str]:
     columns = [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
-    return [*columns, "auto@99%"] if _automated(board) else columns
+    return columns + [name for _, name in _grounded(board)]
 
 
 def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> list[str]:
@@ -64,7 +67,7 @@ def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> l
         _latency(row),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
         *scorer,
-        *([_pct(row.get("auto_99"))] if _automated(board) else []),
+        *(_pct(row.get(key)) for key, _ in _grounded(board)),
     ]
 
 
@@ -98,6 +101,7 @@ PRIORITY = {
     "accuracy 95% CI": _fit.ALWAYS,
     "scorer": _fit.ALWAYS,
     "auto@99%": 2,
+    "grounding F1": 2,
     "accuracy": 1,
     "coverage": 2,
     "cost/1k pages": 3,

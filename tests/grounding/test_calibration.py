@@ -108,7 +108,7 @@ def test_report_calibration_in_every_format(sample_runs: dict[str, Path], tmp_pa
     assert "--calibration goes without" in capsys.readouterr().err
 
 
-def test_the_leaderboard_gains_auto_at_99_only_where_a_run_gave_confidences(
+def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
     sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["report", str(sample_runs["plain"]), "--format", "json"]) == 0
@@ -119,8 +119,11 @@ def test_the_leaderboard_gains_auto_at_99_only_where_a_run_gave_confidences(
     assert main(["report", str(sample_runs["cited"]), str(sample_runs["plain"]), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [("auto_99" in row) for row in rows].count(True) == 1
+    assert [("grounding_f1" in row) for row in rows].count(True) == 1
+    assert "grounding_f1" not in plain
     assert main(["report", str(sample_runs["cited"]), "--calibration", "--format", "json"]) == 0
     figures = json.loads(capsys.readouterr().out)["runs"][0]["coverage"]["99"]
     assert next(row["auto_99"] for row in rows if "auto_99" in row) == figures["coverage"]
     assert main(["report", str(sample_runs["cited"]), str(sample_runs["plain"]), "--format", "md"]) == 0
-    assert "auto@99%" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "auto@99%" in table and "grounding F1" in table
