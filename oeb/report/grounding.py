@@ -39,7 +39,7 @@ def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
     if not isinstance(data, bytes):
         return {}
     try:
-        index = index_of(PdfPages(data))
+        index = index_of(PdfPages(data, use_ocr=False))  # the text layer only: a scan is no evidence
     except Exception:  # a damaged PDF locates nothing: its values are unverifiable
         return {}
     values = [(address_of(path), value) for path, value in leaves(dataset.gold(row))]
