@@ -6,14 +6,20 @@ document for every run; each figure has a 95% bootstrap interval over documents.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb import storage
 from oeb.grounding.cite import address_of, leaves
-from oeb.grounding.verdicts import CATEGORIES, IOU, Cited, Evidence, Tally, f1, ratio, tally
+from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import PdfPages, index_of, label_of, locate_values
 from oeb.locate.match import needle
 from oeb.report.confidence import read_grounding
@@ -25,6 +31,7 @@ from oeb.run.grade.results import SCORER
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
 
+log = logging.getLogger("oeb.report")
 LEVELS = ("box", "page")
 FIGURES = ("precision", "recall", "f1")
 
@@ -54,6 +61,70 @@ def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
             evidence[address] = Evidence(tuple((p.page, p.bbox) for p in places) or ((place.page, place.bbox),))
         else:
             evidence[address] = Evidence(((place.page, place.bbox),))
+    return evidence
+
+
+EVIDENCE_VERSION = "1"
+"""Changed whenever what the evidence means or how it is found changes: older caches are not used."""
+_EVIDENCE_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("address", pa.string()),
+        ("page", pa.int32()),
+        ("x0", pa.float64()),
+        ("y0", pa.float64()),
+        ("x1", pa.float64()),
+        ("y1", pa.float64()),
+    ]
+)
+
+
+def evidence_cache(dataset: Dataset) -> Path:
+    """Where a dataset version's located evidence is kept: beside the document traits' cache, under
+    the same key (this code's version, the dataset's identity, its files' sizes and times)."""
+    from oeb.traits.table import cache_folder, cache_key
+
+    key = hashlib.sha256(f"{EVIDENCE_VERSION}|{cache_key(dataset)}".encode()).hexdigest()[:32]
+    return cache_folder().parent / "grounding" / key / "evidence.parquet"
+
+
+def evidence_of(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str, Evidence]]:
+    """Each document's evidence, from the cache where it holds the document, else located (with the
+    text layer read once) and added to the cache; a cache that cannot be read or written is skipped."""
+    path = evidence_cache(dataset)
+    found: dict[str, dict[str, list[tuple[int, Box]]]] = {}
+    try:
+        for row in pq.read_table(path, schema=_EVIDENCE_SCHEMA).to_pylist():
+            places = found.setdefault(row["doc_id"], {}).setdefault(row["address"], [])
+            if row["page"] is not None:
+                places.append((row["page"], (row["x0"], row["y0"], row["x1"], row["y1"])))
+    except (OSError, ValueError, TypeError, pa.ArrowException):
+        found = {}
+    evidence = {doc_id: {a: Evidence(tuple(p)) for a, p in by.items()} for doc_id, by in found.items()}
+    missing = [doc_id for doc_id in doc_ids if doc_id not in evidence]
+    if not missing:
+        return evidence
+    for doc_id in missing:
+        evidence[doc_id] = document_evidence(dataset, doc_id)
+    rows = [
+        {"doc_id": doc_id, "address": address, "page": page, "x0": box[0], "y0": box[1], "x1": box[2], "y1": box[3]}
+        for doc_id, by in evidence.items()
+        for address, held in by.items()
+        for page, box in held.places
+    ]
+    rows += [
+        {"doc_id": doc_id, "address": address, "page": None, "x0": None, "y0": None, "x1": None, "y1": None}
+        for doc_id, by in evidence.items()
+        for address, held in by.items()
+        if not held.places
+    ]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".evidence-{os.getpid()}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows, _EVIDENCE_SCHEMA), partial)
+        partial.replace(path)
+    except OSError as error:  # a read-only home: the figures are still right, only not kept
+        log.warning("oeb: the located evidence could not be cached at %s (%s)", path, error)
     return evidence
 
 
@@ -148,5 +219,5 @@ def grounding(runs: list[Run], dataset: Dataset, threshold: float = IOU) -> dict
     """Every run's figures, the evidence located once per document for all of them."""
     cited_runs = [run for run in runs if _cited(run) is not None]
     wanted = sorted({doc_id for run in cited_runs for doc_id in run.doc_ids})
-    evidence = {doc_id: document_evidence(dataset, doc_id) for doc_id in wanted}
+    evidence = evidence_of(dataset, wanted)
     return {"iou": threshold, "runs": [run_grounding(run, evidence, threshold) for run in runs]}

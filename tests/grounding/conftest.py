@@ -32,3 +32,9 @@ def sample_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         return {"plain": mock_run(out / "plain", {}), "cited": mock_run(out / "cited", CITED)}
     finally:
         patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The located evidence is cached per test, never in the user's cache folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -91,3 +91,21 @@ def test_an_iou_outside_0_1_is_one_line_and_exit_2(
     assert main(["report", str(sample_runs["cited"]), "--grounding", "--iou", iou_text]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--iou" in err[0]
+
+
+def test_the_located_evidence_is_cached_per_dataset_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oeb.dataset import SAMPLE_DATASET, open_dataset
+    from oeb.report import grounding
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    dataset = open_dataset(SAMPLE_DATASET)
+    ids = [row.doc_id for row in dataset.rows[:3]]
+    located = grounding.evidence_of(dataset, ids)
+    assert grounding.evidence_cache(dataset).exists()
+    assert located == {doc_id: grounding.document_evidence(dataset, doc_id) for doc_id in ids}
+
+    def never(*_: object) -> None:
+        raise AssertionError("located again")
+
+    monkeypatch.setattr(grounding, "document_evidence", never)
+    assert grounding.evidence_of(dataset, ids) == located  # read back, nothing located again
