@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-grounding bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-grounding bench-adjudicate bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -165,6 +165,11 @@ bench-slices: setup
 GROUNDING_FLAGS ?=
 bench-grounding: setup
 	$(PYRUN) python scripts/bench_grounding.py $(GROUNDING_FLAGS)
+
+# `make bench-adjudicate ADJUDICATE_FLAGS="--keep /tmp/adj"`: ten mock runs of 620 documents regraded, then
+# the same under 1,000 accepted adjudications (docs/adjudication.md has the figures).
+bench-adjudicate: setup
+	$(PYRUN) python scripts/bench_adjudicate.py $(ADJUDICATE_FLAGS)
 
 # `make bench-cluster SYSTEM=reducto OUT=s3://bucket/runs` on a Ray cluster node (the image's Ray
 # head, a RayJob): the same config as `make bench`, on the running cluster (ray.address=auto), no

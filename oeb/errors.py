@@ -54,6 +54,9 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── ReportMismatch              runs whose numbers are not comparable
     │   └── ViewNotFound                oeb view: a run, document or page it does not hold (HTTP 404)
     │       └── PageTooLarge            a page whose bitmap would be too large to render
+    ├── AdjudicationError               exit 2: an adjudication file or decision that cannot be used
+    │   ├── StaleDecision               oeb view --review: the entry changed since the page loaded it
+    │   └── WriteRefused                oeb view --review: a write without the token or from another origin
     ├── PublishError                    oeb publish: a destination it cannot write, runs it cannot add
     │   └── SecretFound                 a secret or local path in a file to publish; nothing uploaded
     ├── UnknownSystem (ValueError)      ┐ oeb.systems.errors: refused before any call
@@ -312,3 +315,22 @@ class PublishError(OebError):
 class SecretFound(PublishError):
     """A file `oeb publish` would upload holds a key's value, a key-shaped string or a local path:
     refused before anything is uploaded."""
+
+
+class AdjudicationError(OebError):
+    """An adjudication file (docs/adjudication.md) that cannot be used: a YAML error, an entry naming an
+    unknown document or address, a value its schema refuses, two accepted entries on one address, a
+    file of another dataset commit, a decision without its reason, an unknown id. Nothing is graded
+    and nothing saved is changed."""
+
+    exit_code = 2
+
+
+class StaleDecision(AdjudicationError):
+    """A decision on an entry that changed in the file since the reviewer's page loaded it: refused so
+    that two reviewers never overwrite each other."""
+
+
+class WriteRefused(AdjudicationError):
+    """A write to `oeb view`'s review page without the server's token, or from another origin (HTTP
+    403): nothing is written."""

@@ -10,4 +10,4 @@ import os
 # that meet one on purpose would wait that long. The storage fault tests set their own time.
 os.environ.setdefault("OEB_STORAGE_RETRY_S", "2")
 
-pytest_plugins = ("fixtures.services", "fixtures.datasets", "fixtures.local_ray", "fixtures.ci")
+pytest_plugins = ("fixtures.services", "fixtures.datasets", "fixtures.local_ray", "fixtures.ci", "fixtures.browser")

@@ -33,6 +33,7 @@ VERBS = (
     "report",
     "compare",
     "audit",
+    "adjudicate",
     "publish",
     "reproduce",
     "view",

@@ -105,8 +105,8 @@ def read_mix(args: argparse.Namespace, traits: Traits, by: Sequence[str]) -> Mix
         import yaml
 
         from oeb import storage
+        from oeb._yaml import load_yaml
         from oeb.errors import StorageError
-        from oeb.run.plan._set import load_yaml
 
         try:
             tree = load_yaml(storage.read_text(args.mix))

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from oeb.cli._slices import add_trait_flags
-from oeb.cli.report import emit, fraction, output_flags
+from oeb.cli.report import adjudications_flag, emit, fraction, output_flags
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -54,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "cross them), docs/slices.md",
     )
     add_trait_flags(parser, mix=False)
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
@@ -100,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
     log_to_stderr()
-    a, b = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
+    from oeb.report.adjudicated import under_gold
+
+    loaded = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
+    a, b = under_gold(loaded, args.adjudications).runs
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "

@@ -45,6 +45,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="remove oeb's warm grading workers from the Ray named by --address or OEB_RAY_ADDRESS, then exit "
         "(they otherwise leave after OEB_WARM_MINUTES idle, default 30)",
     )
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="grade under this adjudication file (any fsspec URL; default: the dataset's own adjudications.yaml "
+        "when it has one; none: the raw gold); docs/adjudication.md",
+    )
     add_force_unlock(parser)
     parser.add_argument(
         "--out", metavar="URL", help="write each run's results under this folder instead of beside the run"
@@ -75,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         details=not args.no_details,
         address=args.address,
         force_unlock=args.force_unlock,
+        adjudications=args.adjudications,
     )
     print_report(graded.report, args.folder)
     return 0
@@ -85,8 +92,11 @@ def _regrade(args: argparse.Namespace) -> int:
     on stdout, the leaderboard of the graded runs on stderr; exit 1 when a run was skipped."""
     from oeb.run.grade.regrade import regrade
 
-    if args.dataset or args.manifest:
-        raise UsageError("--dataset and --manifest are for one folder; each run under a prefix uses its own")
+    if args.dataset or args.manifest or args.adjudications:
+        raise UsageError(
+            "--dataset, --manifest and --adjudications are for one folder; each run under a prefix uses its own "
+            "dataset and the adjudications.yaml beside it"
+        )
     regraded = regrade(
         args.folder,
         out=args.out,

@@ -53,6 +53,16 @@ def emit(verb: str, text: str | None, out: str | None) -> None:
         sys.stdout.write(text)
 
 
+def adjudications_flag(parser: argparse.ArgumentParser) -> None:
+    """`--adjudications URL`, alike for report, compare and view (docs/adjudication.md)."""
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="grade under this adjudication file (any fsspec URL; default: the dataset's own "
+        "adjudications.yaml when it has one; none: the raw gold)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add `oeb report` and its flags."""
     parser = subparsers.add_parser(
@@ -126,6 +136,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="CI gate: after the report, exit 3 when a run's headline is below X (a share, e.g. 0.85)",
     )
     add_trait_flags(parser)
+    adjudications_flag(parser)
     parser.set_defaults(run=run)
 
 
@@ -266,12 +277,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--iou goes with --grounding")
     if args.grounding:
         _iou(args.iou)  # checked before any folder is read
-    runs = load_folders(args.runs, all_runs=args.all_runs)
+    from oeb.report.adjudicated import annotate, lines, under_gold
+
+    gold = under_gold(load_folders(args.runs, all_runs=args.all_runs), args.adjudications)
+    runs = gold.runs
     if args.calibration:
         return _calibration(runs, args)
     if args.grounding:
         return _grounding(runs, args)
-    board = leaderboard(runs, mixed_scorers=args.mixed_scorers)
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)
         return 0
@@ -286,8 +300,16 @@ def run(args: argparse.Namespace) -> int:
         if args.wide:  # as wide as the table: the terminal wraps what it cannot show
             console.width = max(console.width, console.measure(tables[0]).maximum)
         text = _text(tables, args.out is not None, console)
+        if lines(board):
+            if text is None:
+                print("\n".join(lines(board)))
+            else:
+                text += "\n".join(lines(board)) + "\n"
     elif args.format == "md":
-        text = markdown(board)
+        said = lines(board)
+        text = markdown(board) + "".join(
+            f"- {line.strip()}\n" if line.startswith("  ") else f"\n{line}\n" for line in said
+        )
     elif args.format == "json":
         text = json.dumps(board, indent=2, ensure_ascii=False) + "\n"
     else:

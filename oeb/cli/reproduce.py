@@ -42,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="ask nothing: grade the published answers again (checks grading only)"
     )
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="grade the reproduction under this adjudication file (none: the raw gold); default: the one the "
+        "published run was graded under, refused when its digest differs",
+    )
     parser.add_argument("-y", "--yes", action="store_true", help="go ahead without showing the plan or asking")
     parser.add_argument(
         "--json",
@@ -72,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         margin=args.margin,
         reuse=args.reuse,
         confirm=lambda plans: show_plan(plans, "reproduction", args.yes),
+        adjudications=args.adjudications,
     )
     paired = done.comparison["paired"]
     low, high = paired["ci95"]

@@ -32,6 +32,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--audit", action="store_true", help="add the gold audit's findings (/audit), each opening its document"
     )
     parser.add_argument(
+        "--review",
+        metavar="FILE",
+        help="an adjudication file (local or s3://): with --by, the review queue (/review) writes each decision "
+        "to it; /adjudications lists its entries and what each changed (docs/adjudication.md)",
+    )
+    parser.add_argument("--by", metavar="NAME", help="who decides on the review page (with --review)")
+    parser.add_argument(
+        "--adjudications",
+        metavar="URL",
+        help="show this adjudication file read-only on /adjudications (the same as --review without --by)",
+    )
+    parser.add_argument(
         "--export",
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
@@ -47,11 +59,34 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give one from 1 to 65535 (0: any free port)")
+    if args.by is not None and args.review is None:
+        raise UsageError("--by NAME names who decides on the review page; give --review FILE with it")
+    if args.review is not None and args.adjudications is not None:
+        raise UsageError("give --review FILE or --adjudications URL, not both")
+    if args.review is not None and args.export:
+        raise UsageError("--review serves decisions; an export is read-only: use --adjudications with --export")
     from oeb.cli._runs import log_to_stderr
 
     log_to_stderr()
     view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs, dataset=args.dataset)
     _slicing(view, args)
+    review = None
+    if args.review is not None or (args.adjudications is not None and args.adjudications.lower() != "none"):
+        from oeb.gold import entries
+        from oeb.view.review import Review
+
+        url = args.review or args.adjudications
+        if args.by is None:
+            entries.load(url)  # a file that cannot be read is refused now, in one line
+        elif args.by.strip() == "":
+            raise UsageError("--by NAME is empty; give the name of who decides")
+        review = Review(view, url, args.by)
+        if args.by is None or storage_exists(url):
+            from oeb.report import leaderboard
+            from oeb.report.adjudicated import annotate, under_gold
+
+            gold = under_gold(view.runs, url)  # the leaderboard and fields under the file, as oeb report
+            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs), gold)
     if args.export:
         from oeb.view.export import export
 
@@ -64,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
     from oeb.view.app import is_loopback, server
 
-    httpd = server(view, args.host, args.port)
+    httpd = server(view, args.host, args.port, review)
     if not is_loopback(args.host):
         print(
             f"oeb view: warning: --host {args.host} is not a loopback address: anyone who can reach this machine "
@@ -72,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"oeb view: serving {len(view.runs)} run(s) at http://{_shown(args.host)}:{httpd.server_port}/", flush=True)
+    if review is not None and review.writable:
+        print(f"oeb view: review queue at http://{_shown(args.host)}:{httpd.server_port}/review", flush=True)
     print("oeb view: press Ctrl-C to stop", file=sys.stderr, flush=True)
     threading.Thread(target=view.warm, daemon=True).start()
     try:
@@ -81,6 +118,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         httpd.server_close()
     return 0
+
+
+def storage_exists(url: str) -> bool:
+    from oeb import storage
+
+    return storage.exists(url)
 
 
 def _shown(host: str) -> str:

@@ -17,6 +17,7 @@ import yaml
 import oeb
 from oeb import storage
 from oeb.report import Run
+from oeb.report.adjudicated import lines
 from oeb.report.tables import markdown, markdown_table
 
 FORMAT = 1
@@ -105,9 +106,11 @@ def card(board: dict[str, Any], table: dict[str, Any], where: str, *, gold: bool
         f"- scorer digest: {scorers}\n"
         f"- oeb: {versions} (published by oeb {oeb.__version__})\n"
         f"- the numbers as JSON: `results.json`\n"
+        + ("- adjudications: `adjudications.yaml` (docs/adjudication.md)\n" if "gold" in board else "")
         + ("" if gold else NO_GOLD)
         + "\n"
         + markdown(board)
+        + "".join(f"\n{line}\n" for line in lines(board))
         + "\n## Run folders\n\n"
         + folders
         + "\n\n## Check a row\n\n"

@@ -12,6 +12,7 @@ what DEST holds are written, on the Hub in one commit, and nothing at all when n
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 
 from oeb import storage
 from oeb.errors import PublishError, ReportMismatch, StorageError, StorageNotFoundError
+from oeb.gold.entries import Adjudications, parse
 from oeb.publish.card import card, folder_name, results, setting, setting_key
 from oeb.publish.destination import CARD, RESULTS, Destination, open_destination
 from oeb.publish.gold import without_gold
@@ -63,6 +65,32 @@ def _files_of(run: Run, records: bool, gold: bool = True) -> dict[str, bytes]:
     if not gold:
         files = without_gold(files)
     return {f"{name}/{path}": data for path, data in files.items()}
+
+
+ADJUDICATIONS = "adjudications.yaml"
+"""The adjudication file the runs were graded under, published beside them (docs/adjudication.md)."""
+
+
+def _adjudications(runs: Sequence[Run]) -> tuple[bytes, Adjudications] | None:
+    """The file the runs were graded under (their provenance names it), read again and checked to be
+    the same bytes; runs graded under different files cannot share a card."""
+    recorded = [run.provenance.get("adjudications") for run in runs]
+    named = {(r["url"], r["sha256"]) for r in recorded if isinstance(r, dict)}
+    if not named:
+        return None
+    if len(named) > 1 or len([r for r in recorded if r]) != len(runs):
+        raise PublishError(
+            "the runs were graded under different adjudication files (or some under none); grade them under "
+            "one: oeb grade RUN --adjudications URL"
+        )
+    ((url, sha256),) = named
+    data = storage.read_bytes(url)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise PublishError(
+            f"{url} changed since the runs were graded under it (sha256 {sha256[:12]}); grade them again under "
+            "it, then publish"
+        )
+    return data, parse(data.decode("utf-8-sig"), url)
 
 
 def _earlier(destination: Destination) -> list[dict[str, Any]]:
@@ -122,8 +150,16 @@ def publish(
             "publish them to another folder, DEST/PATH"
         ) from error
     board = leaderboard(every, mixed_scorers=True)
+    used = _adjudications(runs)
+    if used is not None:
+        from oeb.report.adjudicated import Gold, annotate
+
+        board = annotate(board, Gold(every, used[1]))
+        board["gold"]["adjudications"] = ADJUDICATIONS  # published beside the runs
     table = results(board, every)
     files: dict[str, bytes] = {}
+    if used is not None:
+        files[ADJUDICATIONS] = used[0]
     for run in runs:
         files |= _files_of(run, records, gold)
     files[RESULTS] = (json.dumps(table, indent=2, ensure_ascii=False) + "\n").encode()

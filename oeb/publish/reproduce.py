@@ -208,15 +208,46 @@ def _rerun(
     return plan.folder.url
 
 
-def _regrade(published: Run, out: str) -> str:
+def _regrade(published: Run, out: str, adjudications: str) -> str:
     """The published run's settings and answers copied under `out` and graded by this oeb; its URL."""
     from oeb.run.folder.run_folder import new_name
     from oeb.run.grade.regrade import copy_run, grade_folder
 
     target = storage.join(out, new_name(f"{published.settings['system']}-regraded"))
     copy_run(published.url, target)
-    grade_folder(target, partial=True)  # without records/, a failed document has no prediction: failed again
+    # without records/, a failed document has no prediction: failed again
+    grade_folder(target, partial=True, adjudications=adjudications)
     return target
+
+
+def adjudications_of(published: Run, given: str | None) -> str:
+    """The adjudication file to grade the reproduction under: `given` (`none`: the raw gold), else the
+    one the published run was graded under (published beside it, else where it was graded), refused
+    in one line when its digest is not the recorded one."""
+    import hashlib
+
+    from oeb.errors import AdjudicationError
+
+    if given is not None:
+        return given
+    recorded = published.provenance.get("adjudications")
+    if not isinstance(recorded, dict):
+        return "none"
+    beside = storage.join(published.url.rstrip("/").rsplit("/", 1)[0], "adjudications.yaml")
+    url = beside if storage.exists(beside) else str(recorded.get("url"))
+    try:
+        data = storage.read_bytes(url)
+    except StorageError:
+        raise AdjudicationError(
+            f"{published.url} was graded under an adjudication file that cannot be read at {url}; give "
+            "--adjudications URL (or none)"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
+        raise AdjudicationError(
+            f"{url} is not the adjudication file {published.url} was graded under (sha256 "
+            f"{str(recorded.get('sha256'))[:12]}); give --adjudications URL to grade under another"
+        )
+    return url
 
 
 def reproduce(
@@ -228,6 +259,7 @@ def reproduce(
     margin: float | None = None,
     reuse: bool = False,
     confirm: Callable[[Plans], None] | None = None,
+    adjudications: str | None = None,
 ) -> Reproduction:
     """Run (or with `reuse`, grade) the graded run at `url` again and compare (see the module's
     docstring); `confirm` sees the new run's plan before anything is asked, and may refuse it."""
@@ -242,7 +274,14 @@ def reproduce(
         raise ReportError("--reuse grades the published answers as they are; leave out --set and --rows.limit")
     if reuse:  # graded against the dataset the folder names: never a URL on its word
         named_by_folder(published.settings.get("dataset"), published.url, "--set dataset=URL, without --reuse")
-    folder = _regrade(published, out) if reuse else _rerun(published, sets, limit, out, confirm)
+    gold = adjudications_of(published, adjudications)
+    if reuse:
+        folder = _regrade(published, out, gold)
+    else:
+        from oeb.run.grade.regrade import grade_folder
+
+        folder = _rerun(published, sets, limit, out, confirm)
+        grade_folder(folder, partial=True, adjudications=gold)  # from the cache, under the published file
     reproduced = dataclasses.replace(load_run(folder), label=published.label)
     ids = set(reproduced.doc_ids)
     same = dataclasses.replace(published, lines=[line for line in published.lines if line["id"] in ids])

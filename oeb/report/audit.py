@@ -20,24 +20,19 @@ from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 import ftfy
-import jsonschema  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
-import referencing.exceptions
 
 from oeb import _json, storage
 from oeb.dataset import DEFAULT_MANIFEST, Dataset, Row, named_by_folder, open_dataset
-from oeb.errors import ReportError, ReportMismatch, SchemaError, UsageError
+from oeb.errors import ReportError, ReportMismatch, UsageError
+from oeb.gold.validate import schema_errors
 from oeb.report.runs import Run
-from oeb.schema_refs import local_registry
 from oeb.scoring import canonical_key, show_address
 
 KINDS = ("gold_disagrees", "gold_missing", "gold_invalid", "short_answer", "mojibake")
 FIXABLE = ("gold_disagrees", "gold_missing", "mojibake")
 """Kinds with a value to propose for the gold."""
-CHECKED = frozenset({"type", "enum", "const", "format", "pattern"})
-"""The schema keywords a gold value is checked against: what the value itself says, not the shape
-(a gold leaves out what the document does not state, so `required` is no error)."""
 SHORT_SHARE = 0.5
 SHORT_MIN_ROWS = 4
 """A system answers short when its rows are at most half the median of its peers', who give at least 4."""
@@ -141,51 +136,11 @@ def _consensus(doc_id: str, by_run: dict[str, dict[str, Vote]], scored: list[str
         )
 
 
-@dataclass(frozen=True)
-class _Validator:
-    """A schema's validator, built once per distinct schema (datasets repeat a few schemas)."""
-
-    check: jsonschema.protocols.Validator | None
-    problem: str
-
-
-_VALIDATORS: dict[str, _Validator] = {}
-
-
-def _validator(schema: dict[str, Any]) -> _Validator:
-    key = json.dumps(schema, sort_keys=True)
-    if key not in _VALIDATORS:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-            check = cls(schema, registry=local_registry(schema), format_checker=cls.FORMAT_CHECKER)
-            _VALIDATORS[key] = _Validator(check, "")
-        except jsonschema.SchemaError as error:
-            _VALIDATORS[key] = _Validator(None, error.message)
-        except SchemaError as error:  # the dataset check refuses these first; no validator, nothing fetched
-            _VALIDATORS[key] = _Validator(None, str(error))
-    return _VALIDATORS[key]
-
-
-def _address(path: Sequence[Any]) -> Address:
-    return tuple(("i", step) if isinstance(step, int) else ("k", step) for step in path)
-
-
 def invalid(row: Row, gold: dict[str, Any], of: int) -> Iterator[Finding]:
     """gold_invalid: gold values of the wrong type, outside the enum or const, or not of the format or
     pattern the row's schema says (a null is the gold stating nothing, never an error)."""
-    validator = _validator(dict(row.schema))
-    if validator.check is None:
-        return
-    try:
-        errors = list(validator.check.iter_errors(gold))
-    except referencing.exceptions.Unresolvable:  # points at nothing in the schema (outside: refused at opening)
-        return
-    for error in errors:
-        if error.validator not in CHECKED or (error.validator == "type" and error.instance is None):
-            continue
-        address = show_address(_address(list(error.absolute_path)))
-        yield Finding(row.doc_id, address, "gold_invalid", error.instance, None, 0, of, [], error.message)
+    for address, value, message in schema_errors(dict(row.schema), gold):
+        yield Finding(row.doc_id, address, "gold_invalid", value, None, 0, of, [], message)
 
 
 def _walk(value: Any, path: Address = ()) -> Iterator[tuple[Address, Any, Any, Any]]:

@@ -22,6 +22,7 @@ from typing import Any
 from oeb import _retry, storage
 from oeb.dataset import Row
 from oeb.errors import NothingAnswered, OebError, StorageError
+from oeb.gold.check import applying
 from oeb.run.cluster.progress import RunProgress
 from oeb.run.cluster.session import session, worker_env
 from oeb.run.folder.run_folder import RunFolder
@@ -118,8 +119,12 @@ def execute_all(
             held.enter_context(plan.folder.locked(command, force=force_unlock))
         documents = sum(len(plan.rows) for plan in plans)
         held.enter_context(session(plans[0].config.ray.address, worker_env(), documents=documents))
-        graders = {
-            plan.label: held.enter_context(Grader(plan.folder, plan.dataset, plan.rows, details=details))
+        graders = {  # under the dataset's own adjudication file, when it has one (docs/adjudication.md)
+            plan.label: held.enter_context(
+                Grader(
+                    plan.folder, plan.dataset, plan.rows, details=details, adjudications=applying(None, plan.dataset)
+                )
+            )
             for plan in plans
         }
         work = []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import _json, storage
-from oeb.errors import OebError, ReportMismatch, StorageNotFoundError, ViewNotFound
+from oeb.errors import OebError, ReportMismatch, StorageFormatError, StorageNotFoundError, ViewNotFound
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
 from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
@@ -129,6 +129,7 @@ class View:
                     "result": verdict["result"],
                     "gold_key": document.key_of(gold),
                     "pred_key": document.key_of(pred),
+                    **({"adjudication": verdict["adjudication"]} if verdict.get("adjudication") else {}),
                 }
             )
             explained = document.explanation(gold, pred, verdict["result"])
@@ -338,6 +339,9 @@ class View:
                     table = storage.read_parquet(url, ["id", *_DOCUMENT_COLUMNS])
                 except StorageNotFoundError:
                     table = pa.table({name: pa.array([], pa.string()) for name in ["id", *_DOCUMENT_COLUMNS]})
+                except StorageFormatError:  # graded before verdicts named the adjudication that changed them
+                    table = storage.read_parquet(url, ["id", *_DOCUMENT_COLUMNS[:-1]])
+                    table = table.append_column("adjudication", pa.nulls(table.num_rows, pa.string()))
                 table = table.sort_by("id")
                 spans: dict[str, tuple[int, int]] = {}
                 for offset, doc_id in enumerate(table.column("id").to_pylist()):
@@ -364,7 +368,9 @@ class View:
         import oeb.locate.joint  # noqa: F401
 
 
-_DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result"]
+_DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result", "adjudication"]
+"""The verdict columns a document page shows; `adjudication` (last) is the id of the accepted entry that
+changed the verdict (docs/adjudication.md), absent from runs graded before it."""
 
 
 def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:

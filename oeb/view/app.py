@@ -25,8 +25,9 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from oeb.errors import OebError, UsageError, ViewNotFound
+from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound, WriteRefused
 from oeb.view.api import SCALE, View
+from oeb.view.review import TOKEN_HEADER, Review, origins
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -63,12 +64,25 @@ _ROUTES = Map(
         Rule("/api/mix", endpoint="api_mix"),
         Rule("/api/calibration", endpoint="api_calibration"),
         Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
+        Rule("/review", endpoint="review"),
+        Rule("/adjudications", endpoint="adjudications"),
+        Rule("/api/review", endpoint="api_review", methods=["GET"]),
+        Rule("/api/review/decide", endpoint="api_decide", methods=["POST"]),
+        Rule("/api/adjudications", endpoint="api_adjudications"),
     ]
 )
 
 
 def shell(
-    page: str, *, static: bool, root: str, doc_id: str | None = None, message: str = "", audit: bool = False
+    page: str,
+    *,
+    static: bool,
+    root: str,
+    doc_id: str | None = None,
+    message: str = "",
+    audit: bool = False,
+    review: str = "",
+    token: str = "",
 ) -> str:
     """The HTML of one page: the shell with its view, its way back to the top (`root`: "" or "../"),
     whether it is an export (`static`: the API as JSON files) and the document it shows."""
@@ -81,6 +95,8 @@ def shell(
         "MESSAGE": message,
         "SCALE": str(SCALE),
         "AUDIT": "1" if audit else "",
+        "REVIEW": review,
+        "TOKEN": token,
     }
     for key, value in values.items():
         template = template.replace("{{" + key + "}}", html.escape(value, quote=True))
@@ -130,9 +146,10 @@ def _host_name(header: str) -> str:
 class App:
     """The WSGI application over one `View`, answering only requests that name an allowed host."""
 
-    def __init__(self, view: View, hosts: frozenset[str] = LOCAL_NAMES) -> None:
+    def __init__(self, view: View, hosts: frozenset[str] = LOCAL_NAMES, review: Review | None = None) -> None:
         self.view = view
         self.hosts = hosts
+        self.review = review
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request = Request(environ)
@@ -158,6 +175,9 @@ class App:
             if api:
                 return _json_response({"error": f"no such route: {request.path}"}, 404)
             return self._page(request, "notfound", 404, message=f"no page at {request.path}")
+        except AdjudicationError as error:  # a refused decision: one line, and nothing written
+            status = 403 if isinstance(error, WriteRefused) else 409 if isinstance(error, StaleDecision) else 400
+            return _json_response({"error": str(error)}, status)
         except HTTPException as error:  # a redirect (/fields/ to /fields) or a method not allowed
             return error.get_response(request.environ)
         except OebError as error:  # a dataset or folder that cannot be read now: one line, not a traceback
@@ -169,7 +189,19 @@ class App:
         self, request: Request, page: str, status: int = 200, message: str = "", doc_id: str | None = None
     ) -> Response:
         root = "../" * (request.path.count("/") - 1)  # /documents/ID: one folder deep
-        text = shell(page, static=False, root=root, doc_id=doc_id, message=message, audit=self.view.audit)
+        review = self.review
+        mode = "" if review is None else "write" if review.writable else "read"
+        token = review.token if review is not None and review.writable and page == "review" else ""
+        text = shell(
+            page,
+            static=False,
+            root=root,
+            doc_id=doc_id,
+            message=message,
+            audit=self.view.audit,
+            review=mode,
+            token=token,
+        )
         return Response(text, status=status, mimetype="text/html")
 
     def _answer(self, endpoint: str, values: Mapping[str, Any], request: Request) -> Response:
@@ -186,6 +218,8 @@ class App:
                     view.run(label)
             view.check_document(values["doc_id"])
             return self._page(request, endpoint, doc_id=values["doc_id"])
+        if endpoint in ("review", "adjudications", "api_review", "api_decide", "api_adjudications"):
+            return self._review(endpoint, request)
         if endpoint == "static":
             name = values["name"]
             if name not in STATIC:
@@ -207,6 +241,26 @@ class App:
             "api_calibration": view.calibration_json,
         }[endpoint]
         return _json_response(answer())
+
+    def _review(self, endpoint: str, request: Request) -> Response:
+        """The review queue, the adjudications list and the one write (`oeb.view.review`)."""
+        review = self.review
+        if review is None:
+            raise ViewNotFound("no adjudication file is shown; start oeb view with --review FILE --by NAME")
+        if endpoint in ("review", "adjudications"):
+            if endpoint == "review" and not review.writable:
+                raise ViewNotFound("the review queue needs --by NAME (who decides)")
+            return self._page(request, endpoint)
+        if endpoint == "api_review":
+            return _json_response(review.queue_json())
+        if endpoint == "api_adjudications":
+            return _json_response(review.adjudications_json())
+        review.check_request(request.headers.get(TOKEN_HEADER), request.headers.get("Origin"))
+        try:
+            body = json.loads(request.get_data(cache=False, as_text=True) or "null")
+        except ValueError:
+            raise AdjudicationError("a decision is a JSON object: {id, revision, decision, reason, value}") from None
+        return _json_response(review.decide(body))
 
 
 _COMPRESSED_FROM = 4096
@@ -239,10 +293,10 @@ def _slices(view: View, trait: str | None) -> Any:
     return view.slicing.traits_json(view) if trait is None else view.slicing.slices_json(view, trait)
 
 
-def server(view: View, host: str, port: int) -> BaseWSGIServer:
+def server(view: View, host: str, port: int, review: Review | None = None) -> BaseWSGIServer:
     """A threaded HTTP server of the app on host:port (0: a free port), not yet serving; a port that is
     taken or an address this machine lacks is refused in one line (`UsageError`). The socket is bound
-    here: werkzeug's own bind prints two lines and exits."""
+    here: werkzeug's own bind prints two lines and exits. A review's origins are the server's own."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request on the terminal
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
@@ -256,6 +310,8 @@ def server(view: View, host: str, port: int) -> BaseWSGIServer:
             f"cannot listen on {host}:{port} ({error.strerror or error}); give another --port or --host"
         ) from None
     with listening:  # werkzeug takes a duplicate of its descriptor
-        httpd = make_server(host, port, App(view, allowed_hosts(host)), threaded=True, fd=listening.fileno())
+        httpd = make_server(host, port, App(view, allowed_hosts(host), review), threaded=True, fd=listening.fileno())
     httpd.server_name, httpd.server_port = host, httpd.port  # what HTTPServer's own bind would have set
+    if review is not None:
+        review.origins = origins(host, httpd.server_port)
     return httpd

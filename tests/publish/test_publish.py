@@ -369,3 +369,38 @@ def test_the_registry_names_every_key_variable_without_importing_an_adapter() ->
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(runs, s3_env, tmp_path, capsys) -> None:
+    """The file goes beside the runs and into the card; reproduce grades under it, refuses another
+    file in its place in one line, and takes another named by --adjudications."""
+    from oeb.gold import entries
+
+    graded = _planted(runs, tmp_path, lambda folder: None)
+    adjudications = tmp_path / "adjudications.yaml"
+    adjudications.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Fods],"
+        " status: accepted, by: ann, reason: the page shows both}\n"
+    )
+    assert main(["grade", graded, "--adjudications", str(adjudications)]) == 0
+    dest = f"s3://{S3_BUCKET}/{uuid.uuid4().hex}/bench"
+    assert main(["publish", graded, dest, "--no-records"]) == 0
+    capsys.readouterr()
+    assert storage.read_bytes(f"{dest}/adjudications.yaml") == adjudications.read_bytes()
+    card = storage.read_text(f"{dest}/README.md")
+    sha = entries.load(str(adjudications)).short
+    assert f"+ 1 adjudication (sha256 {sha})" in card and "gold error: unmeasured" in card
+    table = storage.read_json(f"{dest}/results.json")
+    assert table["gold"]["adjudications"] == "adjudications.yaml" and table["gold"]["accepted"] == 1
+    published = f"{dest}/{_name(graded)}"
+    out = str(tmp_path / "again")
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y"]) == 0
+    [again] = list(Path(out).iterdir())
+    summary = json.loads((again / "field_matching" / "summary.json").read_text())
+    assert summary["provenance"]["adjudications"]["sha256"] == entries.load(str(adjudications)).sha256
+    storage.write_text(f"{dest}/adjudications.yaml", adjudications.read_text().replace("ann", "bob"))
+    capsys.readouterr()
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not the adjudication file" in err and len(err.splitlines()) == 1
+    assert main(["reproduce", published, "--reuse", "--out", out, "-y", "--adjudications", str(adjudications)]) == 0

@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from playwright import sync_api
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
 from oeb.view.api import open_view
@@ -24,27 +23,6 @@ pytestmark = [
     pytest.mark.must_run,  # under CI=true a missing Chromium fails the run
     pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium (apt-get install -y chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    """A fresh page; a script error in it fails the test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
-    yield opened
-    context.close()
-    assert not errors
 
 
 def labels(served: Served) -> list[str]:

@@ -4,5 +4,6 @@ grading a folder again (`regrade`), the grading pages of a dataset (`pages`) and
 graded folder records (`provenance`).
 
 It may import the plan (`oeb.run.plan`), the run folder (`oeb.run.folder`), the cluster plumbing
-(`oeb.run.cluster`), `oeb.scoring` and `oeb.dataset`; never predicting (`oeb.run.predict`) nor the engine.
+(`oeb.run.cluster`), `oeb.scoring`, `oeb.dataset` and the adjudication rule (`oeb.gold`); never
+predicting (`oeb.run.predict`) nor the engine.
 """

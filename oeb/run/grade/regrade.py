@@ -21,6 +21,7 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
 from oeb.errors import OebError, RunFolderError, StorageError
+from oeb.gold.check import applying
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import pages
@@ -111,8 +112,17 @@ def regrade(
                     lock.enter_context(folder.locked("oeb grade", force=force_unlock))
                     if out is not None:
                         copy_run(url, folder.url)
+                    adjudicated = applying(None, dataset)  # the dataset's own file, when it has one
                     grader = lock.enter_context(
-                        Grader(folder, dataset, rows, details=details, partial=partial, brought=brought)
+                        Grader(
+                            folder,
+                            dataset,
+                            rows,
+                            details=details,
+                            partial=partial,
+                            brought=brought,
+                            adjudications=adjudicated,
+                        )
                     )
                     grader.plan()
                     stack.enter_context(lock.pop_all())
@@ -135,15 +145,20 @@ def grade_folder(
     details: bool = True,
     address: str | None = None,
     force_unlock: bool = False,
+    adjudications: str | None = None,
 ) -> Graded:
     """Grade a run folder, or a brought folder of predictions, against its dataset, holding the
-    folder's lock; in this process or on Ray as `oeb.run.cluster.session` decides for its size."""
+    folder's lock; in this process or on Ray as `oeb.run.cluster.session` decides for its size. The
+    adjudication file (`adjudications`, else the dataset's own) is checked before anything is graded."""
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
+    adjudicated = applying(adjudications, opened)
     with (
         folder.locked("oeb grade", force=force_unlock),
         session(address, worker_env(), documents=len(rows), work=_work(folder)),
         timed("grading"),
-        Grader(folder, opened, rows, partial=partial, details=details, brought=brought) as grader,
+        Grader(
+            folder, opened, rows, partial=partial, details=details, brought=brought, adjudications=adjudicated
+        ) as grader,
     ):
         return grader.finish()
 

@@ -26,9 +26,11 @@ VERDICT_SCHEMA = pa.schema(
         ("gold_canon", pa.string()),
         ("pred_canon", pa.string()),
         ("result", pa.string()),
+        ("adjudication", pa.string()),
     ]
 )
-"""verdicts.parquet: one row per verdict; raw values as JSON text, the address as it prints."""
+"""verdicts.parquet: one row per verdict; raw values as JSON text, the address as it prints; the id of
+the accepted adjudication that changed the verdict, null otherwise (docs/adjudication.md)."""
 
 SCORE_COLUMNS = (
     "accuracy",
@@ -66,8 +68,11 @@ def jsonl(values: Iterable[Any]) -> bytes:
     return "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values).encode()
 
 
-def verdict_table(doc_id: str, details: Sequence[dict[str, Any]]) -> pa.Table:
-    """One document's verdicts (in their JSON form) as rows of verdicts.parquet."""
+def verdict_table(
+    doc_id: str, details: Sequence[dict[str, Any]], marks: Sequence[str | None] | None = None
+) -> pa.Table:
+    """One document's verdicts (in their JSON form) as rows of verdicts.parquet; `marks`, the id of the
+    adjudication that changed each verdict (None: none did)."""
 
     def text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
@@ -80,6 +85,7 @@ def verdict_table(doc_id: str, details: Sequence[dict[str, Any]]) -> pa.Table:
         "gold_canon": [d["gold_canon"] for d in details],
         "pred_canon": [d["pred_canon"] for d in details],
         "result": [d["result"] for d in details],
+        "adjudication": list(marks) if marks is not None else [None] * len(details),
     }
     return pa.table(columns, schema=VERDICT_SCHEMA)
 

@@ -31,6 +31,7 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
+from oeb.gold.entries import Adjudications
 from oeb.run.cluster import session as cluster
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import grounding, pages
@@ -108,8 +109,11 @@ class Grader:
         details: bool = True,
         partial: bool = False,
         brought: bool = False,
+        adjudications: Adjudications | None = None,
     ) -> None:
         self.folder, self.dataset, self.rows = folder, dataset, tuple(rows)
+        self.adjudications = adjudications
+        self._entries = adjudications.by_document() if adjudications is not None else {}
         self.details, self.partial, self.brought = details, partial, brought
         self.outstanding = 0
         self.error: BaseException | None = None
@@ -161,7 +165,7 @@ class Grader:
         listing, golds = self._sizes()
         size = len(json.dumps(record.get("output"), ensure_ascii=False).encode()) + golds.get(row.gt_path, 0)
         has_details = f"{SCORER}/details/{doc_id}.jsonl" in listing
-        self._queue.put(self, [Item(row, size, has_details)])
+        self._queue.put(self, [Item(row, size, has_details, tuple(self._entries.get(doc_id, ())))])
 
     def _sizes(self) -> tuple[dict[str, int], dict[str, int]]:
         """The folder's files as they were at the first `add`, and the gold sizes (one listing each)."""
@@ -245,7 +249,8 @@ class Grader:
                 self.lines[row.doc_id] = _failed_line(row, _error_text(record["error"]))
             elif prediction in listing and not (record or {}).get("unread"):
                 has_details = f"{SCORER}/details/{row.doc_id}.jsonl" in listing
-                items.append(Item(row, listing[prediction] + golds.get(row.gt_path, 0), has_details))
+                entries = tuple(self._entries.get(row.doc_id, ()))
+                items.append(Item(row, listing[prediction] + golds.get(row.gt_path, 0), has_details, entries))
             else:
                 self.unfinished.append(row.doc_id)
         if self.unfinished and not self.partial:
@@ -290,6 +295,14 @@ class Grader:
             }
         summary = summarize(ordered, folder.name, partial_info)
         summary["provenance"] = provenance(self.dataset, digest)
+        if self.adjudications is not None:
+            applied = sorted({i for line in ordered for i in line.get("adjudications", ())})
+            summary["provenance"]["adjudications"] = {
+                "url": self.adjudications.url,
+                "sha256": self.adjudications.sha256,
+                "accepted": len(self.adjudications.accepted),
+                "applied": applied,
+            }
         results = folder.path(SCORER)
         storage.write_bytes(storage.join(results, "scores.jsonl"), jsonl(ordered))
         storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))

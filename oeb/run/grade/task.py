@@ -24,6 +24,8 @@ from oeb import _json, storage
 from oeb._gc import cyclic_gc_paused
 from oeb.dataset import Dataset, Row
 from oeb.errors import OebError, ScoreArgumentError, StorageError
+from oeb.gold.apply import adjudicate
+from oeb.gold.entries import Entry
 from oeb.run.grade.results import jsonl, verdict_json, verdict_table
 
 
@@ -38,11 +40,13 @@ def scorer_digest() -> str:
 
 @dataclass(frozen=True)
 class Item:
-    """One document to grade: its row, the size that predicts its cost, whether details exist."""
+    """One document to grade: its row, the size that predicts its cost, whether details exist, and the
+    accepted adjudications naming it (applied after scoring: oeb.gold.apply)."""
 
     row: Row
     size: int
     has_details: bool
+    entries: tuple[Entry, ...] = ()
 
 
 def cache_key(prediction: Any, gold: Any, schema: Any, digest: str) -> str:
@@ -130,14 +134,18 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
         verdicts = [verdict_json(v) for v in result.pop("verdicts")]
         entry = {"key": key, "result": result, "details": verdicts}
         cache = (json.dumps(entry, ensure_ascii=False) + "\n").encode()
-    line = {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **entry["result"]}
-    fresh = cache is not None or not item.has_details
+    # the cache holds the scorer's own result; accepted adjudications change it after (oeb.gold.apply)
+    done = adjudicate(entry["result"], entry["details"], item.entries)
+    line = {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **done.result}
+    if done.applied:
+        line["adjudications"] = list(done.applied)
+    fresh = cache is not None or not item.has_details or bool(item.entries)
     return {
         "id": row.doc_id,
         "line": line,
         "cache": cache,
-        "details": jsonl(entry["details"]) if details and fresh else None,
-        "verdicts": verdict_table(row.doc_id, entry["details"]),
+        "details": jsonl(done.details) if details and fresh else None,
+        "verdicts": verdict_table(row.doc_id, done.details, done.marks),
     }
 
 

@@ -8,45 +8,14 @@ is tried and exactly one existing key path must match. Values are read as YAML (
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Any
 
 import yaml
 
+from oeb._yaml import load_yaml
 from oeb.errors import ConfigError
 
 Path = tuple[str, ...]
-MAX_VALUES = 100_000
-"""More values than any config holds: a file past it is a YAML alias bomb (`&a [*b, *b, ...]`)."""
-MAX_DEPTH = 100
-
-
-def load_yaml(text: str) -> Any:
-    """`yaml.safe_load`, refusing as a `yaml.YAMLError` what would crash or hang oeb: nesting deeper than
-    MAX_DEPTH (PyYAML takes seconds per thousand `[` and then overflows Python's stack), and aliases
-    that expand past MAX_VALUES values (a "billion laughs" file)."""
-    too_deep = yaml.YAMLError(f"it nests more than {MAX_DEPTH} levels deep; a config needs a few")
-    depth = 0
-    for bracket in re.findall(r"[][{}]", text):  # flow nesting, before PyYAML spends time on it
-        depth = max(0, depth + (1 if bracket in "[{" else -1))
-        if depth > MAX_DEPTH:
-            raise too_deep
-    try:
-        value = yaml.safe_load(text)
-    except RecursionError:
-        raise too_deep from None
-    count, stack = 0, [(value, 0)]
-    while stack:
-        node, level = stack.pop()
-        count += 1
-        if count > MAX_VALUES or level > MAX_DEPTH:
-            raise yaml.YAMLError(
-                f"it holds more than {MAX_VALUES:,} values or {MAX_DEPTH} levels once its aliases (*name) are "
-                "expanded; write the values out"
-            )
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, level + 1) for child in children)
-    return value
 
 
 def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:

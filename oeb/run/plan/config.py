@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 
 from oeb import storage
+from oeb._yaml import load_yaml
 from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
-from oeb.run.plan._set import apply_sets, load_yaml
+from oeb.run.plan._set import apply_sets
 from oeb.systems import Adapter, OptionError, get
 from oeb.systems._options import problems as option_problems
 from oeb.systems.registry import adapter_class

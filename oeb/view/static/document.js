@@ -219,7 +219,8 @@ async function documentView() {
       labels.map((_, side) => {
         const verdict = row.sides[side];
         return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : ""), verdict ? keyLine(verdict.pred_key) : null),
-          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–")];
+          el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–",
+            verdict && verdict.adjudication ? el("span", { class: "adjudicated", title: "changed by this accepted adjudication" }, " ", verdict.adjudication) : null)];
       }));
     return tr;
   });
