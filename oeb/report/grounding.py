@@ -18,7 +18,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb import storage
-from oeb.grounding.cite import address_of, leaves
+from oeb.grounding.cite import SCHEMA, address_of, leaves
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import PdfPages, index_of, label_of, locate_values
 from oeb.locate.match import needle
@@ -66,17 +66,8 @@ def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
 
 EVIDENCE_VERSION = "1"
 """Changed whenever what the evidence means or how it is found changes: older caches are not used."""
-_EVIDENCE_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("address", pa.string()),
-        ("page", pa.int32()),
-        ("x0", pa.float64()),
-        ("y0", pa.float64()),
-        ("x1", pa.float64()),
-        ("y1", pa.float64()),
-    ]
-)
+_EVIDENCE_SCHEMA = pa.schema([SCHEMA.field(name) for name in ("doc_id", "address", "page", "x0", "y0", "x1", "y1")])
+"""The evidence cache: grounding.parquet's place columns, one row per printed place (page null: none)."""
 
 
 def evidence_cache(dataset: Dataset) -> Path:
