@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
+from oeb.grounding.cite import Cite as Cite
 from oeb.systems import _options
 from oeb.systems._reading import dig, extraction, number
 from oeb.systems.calls import Call as Call
@@ -193,6 +194,12 @@ class Adapter:
     def read(self, raw: Any) -> dict[str, Any]:
         """The extraction inside a raw answer; raise `SystemFailed` if there is none."""
         return extraction(raw.get("extraction") if isinstance(raw, dict) else None)
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """Where the raw answer says each predicted value came from and how sure it is, in oeb's one
+        shape (docs/grounding.md); none by default. Read from the kept raw answer at grading time, so
+        a run is grounded again without asking the vendor again."""
+        return []
 
     def _sent(self, question: Question) -> dict[str, Any]:
         try:

@@ -53,7 +53,7 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
     ("sets", "says"),
     [
         (["rows.sampel=3"], "no key rows.sampel; did you mean rows.sample?"),
-        (["system.mock.nosuch=1"], "system.mock has calls_log, fabricated, gold,"),
+        (["system.mock.nosuch=1"], "system.mock has calls_log, cite, cite_wrong, confidence, fabricated, gold,"),
         (["rows.only.x=1"], "rows.only has nothing"),
         (["rows"], "write path=value, e.g. rows.sample=5"),
         (["timeout=abc"], "timeout must be a number, not 'abc'"),
@@ -250,7 +250,7 @@ def test_a_config_with_five_problems_prints_five_lines(tmp_path: Path, capsys) -
         "timeout must be greater than 0, not -1",
         "system.mock: mock has no option 'seeds' (did you mean 'seed'?); its options are: gold, seed, misread, "
         "unfound, fabricated, invented_item, invented_field, latency, rate_limit, retry_after, server_error, "
-        "timeout, malformed, usd, calls_log",
+        "timeout, malformed, usd, cite, cite_wrong, confidence, calls_log",
         "system.mock: option 'latency' of mock takes float, not 'slow' (str)",
     ]
     assert not (tmp_path / "runs").exists()

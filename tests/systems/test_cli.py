@@ -69,12 +69,13 @@ def test_systems_reducto_lists_each_option_with_its_default_and_the_key(capsys: 
     assert cli.main(["systems", "reducto"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("Reducto deep extract")
-    defaults = {line.split()[0]: line.split()[1] for line in lines[1:6]}
+    defaults = {line.split()[0]: line.split()[1] for line in lines[1:7]}
     assert defaults == {
         "deep_extract_model": "'v2'",
         "system_prompt": "''",
         "agentic_table_mode": "'max'",
         "poll_interval": "5",
+        "citations": "False",
         "base_url": "'https://platform.reducto.ai'",
     }
     assert "choices: default, max" in lines[3]
