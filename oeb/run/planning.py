@@ -35,7 +35,7 @@ from oeb.run.plan.selection import describe, select
 from oeb.run.plan.spending import Estimate, Spending, estimate
 from oeb.run.predict import jobs, spill
 from oeb.run.predict.reuse import ReuseIndex
-from oeb.systems import TRANSIENT_STATUSES
+from oeb.systems import TRANSIENT_STATUSES, Adapter
 from oeb.systems.batches import Batches
 
 RETRYABLE = ("SystemTimeout", "SystemUnreachable")
@@ -414,7 +414,7 @@ def _plan_resume(
         cost = estimate(config.adapter, dataset, rows)
         return Plan(config, dataset, rows, selection, folder, settings, rows, {}, True, retry_failed, label,
                     estimate=cost, adjudications=adjudications)  # fmt: skip
-    _same_question(folder, stored, settings)
+    _same_question(folder, stored, settings, config.adapter)
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
     listing = folder.listing()  # one listing of the folder, however many records it holds
     records = folder.records([row.doc_id for row in rows], listing)
@@ -435,8 +435,11 @@ def _plan_resume(
                 pending, cost, costs, batches, spilled=spilled or None, adjudications=adjudications)  # fmt: skip
 
 
-def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:
-    """Refuse a resume that would put two different runs' answers in one folder."""
+def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any], adapter: Adapter) -> None:
+    """Refuse a resume that would put two different runs' answers in one folder (an option the
+    adapter gained since the folder was written counts at its default)."""
+    if isinstance(stored.get("options"), dict) and stored.get("system") == settings.get("system"):
+        stored = stored | {"options": adapter.with_defaults(stored["options"])}
     before, now = identity(stored), identity(settings)
     differing = [key for key in IDENTITY if before[key] != now[key]]
     if differing:

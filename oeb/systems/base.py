@@ -114,6 +114,17 @@ class Adapter:
         """Each option's name, default (`"(required)"` if none), help and documented choices."""
         return _options.describe(cls)
 
+    @classmethod
+    def with_defaults(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """`options` as a run folder recorded them, with every option added to the adapter since at its
+        default: a folder written before an option existed still resumes, and its answers are reused."""
+        added = {
+            info.name: _options.plain(info.default)
+            for info in cls.describe_options()
+            if info.name not in options and not (isinstance(info.default, str) and info.default == _options.REQUIRED)
+        }
+        return {**options, **added}
+
     def options(self) -> dict[str, Any]:
         """Every option as plain JSON, in declaration order: what records and settings store."""
         return {f.name: _options.plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

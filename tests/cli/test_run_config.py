@@ -211,6 +211,16 @@ def test_resume_refuses_another_question(config: Path, tmp_path: Path, sets: lis
     assert engine.plan_resume(plan.folder.url, ["timeout=60", "workers=1"]).settings["timeout_s"] == 60.0
 
 
+def test_resume_takes_an_option_added_since_the_folder_was_written_at_its_default(config: Path, tmp_path: Path) -> None:
+    plan = _launched(config, tmp_path)
+    older = {**plan.settings, "options": {k: v for k, v in plan.settings["options"].items() if k != "cite"}}
+    plan.folder.write_settings(older)  # the mock's `cite` option came later
+    assert engine.plan_resume(plan.folder.url).settings["options"]["cite"] is False
+    plan.folder.write_settings({**older, "options": {**older["options"], "cite": True}})  # not the default
+    with pytest.raises(ResumeMismatch, match="other options"):
+        engine.plan_resume(plan.folder.url)
+
+
 def test_resume_and_grade_refuse_folders_that_are_not_runs(capsys, config: Path, tmp_path: Path) -> None:
     code, _, err = _oeb(capsys, "resume", str(tmp_path / "nothing"))
     assert code == 1 and "has no config.yaml" in err
