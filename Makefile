@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-adjudicate bench-gold bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-grounding bench-adjudicate bench-gold bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -140,8 +140,8 @@ SCALE_FLAGS ?=
 bench-scale: setup
 	$(PYRUN) python scripts/bench_scale.py $(SCALE_FLAGS)
 
-# 60 documents to moto's S3 through a proxy resetting 40% of the connections: run, grade and report
-# lose nothing and buy nothing twice (docs/storage.md). STORAGE_FLAGS="--rate 0.2 --seed 2".
+# 60 documents to moto's S3 through a proxy: 40% SlowDown, 5% closed unanswered, 3% stalled 4 s; run, grade and report
+# lose nothing and buy nothing twice (docs/storage.md). STORAGE_FLAGS="--faults reset:0.2,reset_after:0.2 --seed 2".
 STORAGE_FLAGS ?=
 bench-storage: setup
 	$(PYRUN) python scripts/bench_storage_faults.py $(STORAGE_FLAGS)
@@ -163,6 +163,13 @@ bench-gold: setup
 SLICES_FLAGS ?=
 bench-slices: setup
 	$(PYRUN) python scripts/bench_slices.py $(SLICES_FLAGS)
+
+# Grounding and calibration over graded runs of a 620-document sample: `oeb report --grounding` and
+# `--calibration` against the target of 20 s (docs/grounding.md). GROUNDING_FLAGS="--keep DIR"
+# builds the sample and its ten runs once in DIR ("--systems 2" for two).
+GROUNDING_FLAGS ?=
+bench-grounding: setup
+	$(PYRUN) python scripts/bench_grounding.py $(GROUNDING_FLAGS)
 
 # `make bench-adjudicate ADJUDICATE_FLAGS="--keep /tmp/adj"`: ten mock runs of 620 documents regraded, then
 # the same under 1,000 accepted adjudications (docs/adjudication.md has the figures).

@@ -127,6 +127,8 @@ class HubSnapshot:
     def local_path(self, path: str) -> Path:
         """The local copy of one file in the Hub's cache, downloaded unless already cached."""
 
+        _retry.hub_timeouts()
+
         def download() -> str:
             return hf_hub_download(
                 self.address.repo_id,
@@ -265,6 +267,7 @@ def api() -> HfApi:
     of upload protocol follows `HF_HUB_DISABLE_XET` as set now too: huggingface_hub reads that
     variable once, at import, and keeps it in its `constants`."""
     constants.HF_HUB_DISABLE_XET = _true(os.environ.get("HF_HUB_DISABLE_XET", ""))
+    _retry.hub_timeouts()
     return HfApi(endpoint=endpoint(), token=hub_token())
 
 

@@ -155,6 +155,40 @@ def client_options() -> dict[str, Any]:
     return {"config_kwargs": config}
 
 
+_hub_timed = threading.Lock()
+_hub_installed = False
+
+
+def hub_timeouts() -> None:
+    """Give every request of huggingface_hub the storage timeout (`timeout_seconds`) where it asks
+    for none: its client has no timeout and most of its API calls pass none, so a Hub that accepts a
+    connection and never answers held `oeb report hf://...` forever. Installed once per process."""
+    global _hub_installed
+    with _hub_timed:
+        if _hub_installed:
+            return
+        import huggingface_hub
+
+        default = huggingface_hub.utils._http.default_client_factory
+
+        def timed() -> Any:
+            client = default()
+            hooks = client.event_hooks
+            client.event_hooks = hooks | {"request": [*hooks.get("request", []), _timed_request]}
+            return client
+
+        huggingface_hub.set_client_factory(timed)
+        _hub_installed = True
+
+
+def _timed_request(request: Any) -> None:
+    """An httpx request hook: no limit asked, the storage timeout applies (read now: a run sets it)."""
+    limits = request.extensions.get("timeout") or {}
+    if not any(value is not None for value in limits.values()):
+        seconds = timeout_seconds()
+        request.extensions["timeout"] = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+
+
 def call[T](attempt: Callable[[], T], action: str, url: str, *, answered_only: bool = False) -> T:
     """`attempt()`, tried again through transient faults until `storage.retry_s` has passed since
     the first one; then `StorageDown`, naming what was tried, where, for how long and the last fault.
@@ -191,8 +225,9 @@ def fault(error: BaseException) -> Fault | None:
     full or read-only), or None (permanent, or not a storage fault). An HTTP status anywhere in the
     exception's chain decides first (s3fs wraps botocore's answers in OSErrors and PermissionErrors)."""
     chain = list(_chain(error))
+    client_side = any(_client_side(link) for link in chain)
     for link in chain:
-        status, code = _answer(link)
+        status, code = _answer(link, client_side)
         if code in TRANSIENT_CODES:
             return "transient"
         if status is not None:
@@ -210,7 +245,19 @@ def fault(error: BaseException) -> Fault | None:
 
 
 def _answered(error: BaseException) -> bool:
-    return any(_answer(link) != (None, None) for link in _chain(error))
+    chain = list(_chain(error))
+    client_side = any(_client_side(link) for link in chain)
+    return any(_answer(link, client_side) != (None, None) for link in chain)
+
+
+def _client_side(error: BaseException) -> bool:
+    """Whether the client itself failed to read an answer: botocore's `HTTPClientError` (the HTTP
+    library raised), or aiohttp's parser refusing what came back. aiohttp then carries a status of its
+    own making (400 `Bad status line` for a connection closed before any answer), not the store's."""
+    module = type(error).__module__
+    if module.startswith("aiohttp.http_exceptions") or module.startswith("aiohttp._http_parser"):
+        return True
+    return module.startswith("botocore") and any(c.__name__ == "HTTPClientError" for c in type(error).__mro__)
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
@@ -222,9 +269,10 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         link = link.__cause__ or link.__context__
 
 
-def _answer(error: BaseException) -> tuple[int | None, str | None]:
+def _answer(error: BaseException, client_side: bool = False) -> tuple[int | None, str | None]:
     """The HTTP status and the S3 error code an exception carries, when it carries an answer:
-    botocore's `ClientError.response`, an httpx/requests `response`, aiohttp's `status`."""
+    botocore's `ClientError.response`, an httpx/requests `response`, aiohttp's `status` (unless the
+    client failed to read the answer: `client_side`)."""
     response = getattr(error, "response", None)
     if isinstance(response, dict):  # botocore
         status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -234,7 +282,7 @@ def _answer(error: BaseException) -> tuple[int | None, str | None]:
     if isinstance(status, int):
         return status, None
     status = getattr(error, "status", None)
-    if isinstance(status, int) and type(error).__module__.startswith("aiohttp"):
+    if isinstance(status, int) and type(error).__module__.startswith("aiohttp") and not client_side:
         return status, None
     return None, None
 

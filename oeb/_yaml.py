@@ -16,6 +16,18 @@ MAX_VALUES = 100_000
 MAX_DEPTH = 100
 
 
+def _safe_load(text: str) -> Any:
+    """libyaml's safe loader, and PyYAML's own where libyaml refuses: libyaml rejects some documents
+    PyYAML reads (a JSON string escaping a surrogate pair, `"\\ud800\\udc00"`), and a refusal is then
+    PyYAML's, with its line and column, as before libyaml was used."""
+    try:
+        return yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError:
+        if _LOADER is yaml.SafeLoader:
+            raise
+        return yaml.load(text, Loader=yaml.SafeLoader)
+
+
 def load_yaml(text: str) -> Any:
     """`yaml.safe_load`, refusing as a `yaml.YAMLError` what would crash or hang oeb: nesting deeper than
     MAX_DEPTH (PyYAML takes seconds per thousand `[` and then overflows Python's stack), and aliases
@@ -27,7 +39,7 @@ def load_yaml(text: str) -> Any:
         if depth > MAX_DEPTH:
             raise too_deep
     try:
-        value = yaml.load(text, Loader=_LOADER)  # a safe loader: libyaml's when installed
+        value = _safe_load(text)
     except RecursionError:
         raise too_deep from None
     count, stack = 0, [(value, 0)]

@@ -157,6 +157,17 @@ class Dataset:
                 self._pages[row.doc_path] = _pdf_pages(content) if isinstance(content, bytes) else None
         return {row.doc_id: self._pages[row.doc_path] for row in rows}
 
+    def page_sizes(self, rows: Sequence[Row]) -> dict[str, list[tuple[float, float]] | None]:
+        """Each row's PDF page sizes (points, as displayed) by doc_id; None where it cannot be known."""
+        sizes: dict[str, list[tuple[float, float]] | None] = {}
+        for start in range(0, len(rows), _PDF_BATCH):
+            batch = rows[start : start + _PDF_BATCH]
+            contents = self.contents([row.doc_path for row in batch if row.doc_path.lower().endswith(".pdf")])
+            for row in batch:
+                content = contents.get(row.doc_path)
+                sizes[row.doc_id] = _pdf_sizes(content) if isinstance(content, bytes) else None
+        return sizes
+
     def contents(self, paths: Sequence[str]) -> dict[str, bytes | OebError]:
         """The bytes of files of the dataset by path, read concurrently; an error in place of each one
         that cannot be read (the document traits read PDFs and golds this way)."""
@@ -304,6 +315,21 @@ def _pdf_pages(data: bytes) -> int | None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about sloppy PDFs mean nothing here
     try:
         return len(pypdf.PdfReader(io.BytesIO(data)).pages) or None
+    except Exception:  # a third-party parser on whatever file a dataset holds: unreadable means unknown
+        return None
+
+
+def _pdf_sizes(data: bytes) -> list[tuple[float, float]] | None:
+    """Each page's displayed width and height in points (crop box, rotation applied); None if unreadable."""
+    import pypdf
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        sizes = []
+        for page in pypdf.PdfReader(io.BytesIO(data)).pages:
+            width, height = float(page.cropbox.width), float(page.cropbox.height)
+            sizes.append((height, width) if (page.rotation or 0) % 180 else (width, height))
+        return sizes or None
     except Exception:  # a third-party parser on whatever file a dataset holds: unreadable means unknown
         return None
 

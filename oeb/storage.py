@@ -129,6 +129,7 @@ def _storage_options(protocol: str) -> dict[str, Any]:
                 options[option] = held(name)
         return options
     if protocol == "hf":
+        _retry.hub_timeouts()
         options = {"endpoint": os.environ["HF_ENDPOINT"]} if os.environ.get("HF_ENDPOINT") else {}
         return options | ({"token": hub_token()} if hub_token() else {})
     return {}

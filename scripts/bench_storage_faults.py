@@ -1,15 +1,19 @@
-"""A run to S3 through a proxy that resets 40% of the connections (`make bench-storage`, docs/storage.md).
+"""A run to S3 through a proxy that throttles, closes and stalls connections (`make bench-storage`,
+docs/storage.md).
 
 moto's S3 server on 127.0.0.1, and in front of it the tests' fault proxy (`tests/fixtures/fault_proxy.py`)
-resetting a fraction of the requests (`--rate`, 0.4), half before forwarding them and half after (the
-store has the write, the client cannot know). The dataset (`--documents` of them, 60) and the run folder
-are both on S3 behind the proxy; real `oeb run`, `oeb grade` and `oeb report` processes with the mock
-system. Then, read straight from moto: every record, prediction and score line must be there and whole,
-the mock's call log must show every document asked once, and no temporary file, job handle or lock may
-be left. Prints the requests and faults the proxy saw, each command's wall time and the machine's load;
-exits 1 if anything was lost.
+meeting each request with a fault at the rates `--faults` gives, by default 40% SlowDown (503), 5% of
+the connections closed before any answer and 3% stalled `--stall` (4) seconds before they are
+forwarded; `--faults reset:0.2,reset_after:0.2` resets 40% of them instead, half before forwarding
+and half after (the store has the write, the client cannot know). The dataset (`--documents` of them,
+60) and the run folder are both on S3 behind the proxy; real `oeb run`, `oeb grade` and `oeb report`
+processes with the mock system. Then, read straight from moto: every record, prediction and score line
+must be there and whole, the mock's call log must show every document asked once, and no temporary
+file, job handle or lock may be left. Prints the requests and faults the proxy saw, each command's
+wall time and the machine's load; exits 1 if anything was lost.
 
-Usage: uv run python scripts/bench_storage_faults.py [--documents 60] [--rate 0.4] [--seed 1]
+Usage: uv run python scripts/bench_storage_faults.py [--documents 60] [--faults 503:0.4,close:0.05,stall:0.03]
+       [--stall 4] [--seed 1]
 """
 
 from __future__ import annotations
@@ -73,9 +77,16 @@ def _problems(run: str, ids: list[str], calls: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=int, default=60)
-    parser.add_argument("--rate", type=float, default=0.4, help="the fraction of requests whose connection is reset")
+    parser.add_argument("--faults", default="503:0.4,close:0.05,stall:0.03",
+                        help="KIND:RATE,... of the fault proxy's kinds (503, 500, reset, reset_after, close, stall, "
+                             "truncate)")  # fmt: skip
+    parser.add_argument("--stall", type=float, default=4.0, help="seconds a stalled request is held")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    try:
+        weights = {kind: float(rate) for kind, rate in (part.split(":") for part in args.faults.split(","))}
+    except ValueError:
+        parser.error(f"--faults {args.faults!r} is not KIND:RATE,...")
 
     os.environ |= {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                    "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}  # fmt: skip
@@ -106,7 +117,8 @@ def main() -> None:
         config = work / "mock.yaml"
         config.write_text(to_yaml(tree))
 
-        with FaultProxy(upstream, rate=args.rate, kinds=("reset", "reset_after"), seed=args.seed) as proxy:
+        with FaultProxy(upstream, stall_s=args.stall, seed=args.seed) as proxy:
+            proxy.weights = weights
             env = dict(os.environ) | {"AWS_ENDPOINT_URL": proxy.url, "OEB_SPILL_DIR": str(work / "spill")}
             out = f"s3://{BUCKET}/runs"
             code, ran_s, _, err = _oeb(["run", "--config", str(config), "--out", out, "-y"], env)
@@ -125,9 +137,9 @@ def main() -> None:
     server.stop()
     load_after = os.getloadavg()
     failed = sum(faults.values())
-    resetting = f"a proxy resetting {args.rate:.0%} of the connections (seed {args.seed})"
-    print(f"{args.documents} documents to S3 through {resetting}")
-    print(f"  requests {requests}, reset {failed} ({failed / requests:.0%}): {faults}")
+    rates = ", ".join(f"{kind} {rate:.0%}" for kind, rate in weights.items())
+    print(f"{args.documents} documents to S3 through a fault proxy: {rates}; stalls {args.stall:g} s, seed {args.seed}")
+    print(f"  requests {requests}, faults {failed} ({failed / requests:.0%}): {faults}")
     print(f"  oeb run {ran_s:.1f} s, oeb grade {graded_s:.1f} s, oeb report {report_s:.1f} s; headline {headline:.3f}")
     print(f"  load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min), {os.cpu_count()} CPUs")
     if problems:

@@ -1,6 +1,11 @@
-"""A run folder's batches: `batches/<name>.json`, one per batch a provider accepted and oeb has not
-finished with. Each names the provider's batch (its handle) and maps every custom id to its document
-and that document's asking so far (`oeb.systems.Asking.to_json`: attempts, cost, first start)."""
+"""A run folder's batches: `batches/<name>.json`, one per batch a provider accepted (or may have
+accepted) and oeb has not finished with. Each names the provider's batch (its handle) and maps every
+custom id to its document and that document's asking so far (`oeb.systems.Asking.to_json`: attempts,
+cost, first start).
+
+The file is written before the create is sent, as an intent (its handle empty): a create whose answer
+is lost (a reset, a timeout, a proxy's 5xx after the provider took it), or a kill while it is on the
+wire, leaves the intent, and the batch is looked up by its `tag` before anything is sent again."""
 
 from __future__ import annotations
 
@@ -30,9 +35,12 @@ class BatchFile(TypedDict):
     name: str
     provider: str
     handle: dict[str, Any]
-    """The provider's answer to the create, holding its id under `batch_id` (never a key)."""
+    """The provider's answer to the create, holding its id under `batch_id` (never a key); empty
+    while the create has no answer (an intent)."""
+    tag: str
+    """The mark the batch was created with, by which the provider's batch list shows it."""
     sent: float
-    """When the provider accepted it (wall clock)."""
+    """When the create was sent (wall clock)."""
     requests: int
     bytes: int
     worst_usd: float | None
@@ -46,6 +54,11 @@ def new_name() -> str:
     return f"{time.time():.6f}-{secrets.token_hex(3)}"
 
 
+def intent(batch: BatchFile) -> bool:
+    """Whether the batch's create has no answer yet: it may or may not have been accepted."""
+    return "batch_id" not in batch["handle"]
+
+
 def describe(batch: BatchFile, state: str, spent: float | None, now: float) -> str:
     """A batch for the plan and the live view: requests, state, age, spend."""
     age = max(0.0, now - batch["sent"])
@@ -53,6 +66,11 @@ def describe(batch: BatchFile, state: str, spent: float | None, now: float) -> s
     spend = "spend unknown" if spent is None else f"${spent:,.2f} spent"
     worst = batch["worst_usd"]
     bound = "" if worst is None else f" of at most ${worst:,.2f}"
+    if intent(batch):
+        return (
+            f"batch {batch['tag']} (its create unanswered: looked up before anything is sent again): "
+            f"{batch['requests']} requests, {shown} old{bound}"
+        )
     return f"batch {batch['handle']['batch_id']}: {batch['requests']} requests, {state}, {shown} old, {spend}{bound}"
 
 
@@ -83,7 +101,8 @@ def live(folder_url: str) -> list[BatchFile]:
             batch = _json.loads(content.decode("utf-8"))
             for held in batch["documents"].values():
                 Asking.from_json(held["asking"])
-            str(batch["handle"]["batch_id"])
+            if not isinstance(batch["handle"], dict) or not isinstance(batch.setdefault("tag", batch["name"]), str):
+                raise TypeError("its handle is not an object")
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError, OebError) as error:
             raise RunFolderError(
                 f"{where} is not a batch oeb wrote ({error}); restore it, or remove it to send its documents again "

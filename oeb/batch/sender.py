@@ -10,6 +10,15 @@ batch expired or was cancelled first) or with a transient error (429, 5xx, an un
 back to the queue for a later batch, counted as an attempt, up to the retry policy's retries.
 The driver takes the records (`take`), saves them and says so (`saved`); a batch's file is removed
 once each of its documents is saved or held by a later batch.
+
+A batch's file is first written as an intent, before its create is sent. A create with no answer (a
+reset, a timeout, a 5xx: the provider may have taken it) is looked up in the provider's batch list
+by the intent's tag and adopted when found; only a batch the provider does not hold is sent again.
+A lookup that fails stops the system with the intent kept (its worst case counted against the
+budget), and the resume looks it up first. A batch whose file the run folder cannot take is handed
+to the driver (`unsaved`) for the spill folder, and the system stops as on a storage outage.
+A batch that fails as a whole records the provider's reason on each of its documents; a refused
+account or a provider limit stops the system instead, as on the direct path.
 """
 
 from __future__ import annotations
@@ -25,9 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oeb.batch import files
+from oeb.batch import files, intents
 from oeb.dataset import Dataset, Row
-from oeb.errors import RunStopped
+from oeb.errors import RunStopped, StorageError, StorageOutage
 from oeb.systems import (
     Adapter,
     Asking,
@@ -128,6 +137,12 @@ class Sender:
         self.notes: queue.SimpleQueue[str] = queue.SimpleQueue()
         self.stop: str | None = None
         self.bug: BaseException | None = None
+        self.outage: StorageOutage | None = None
+        """The storage failure that stopped the sender (a batch file could not be written or removed)."""
+        self.unsaved: list[files.BatchFile] = []
+        """Batches the provider accepted whose files the run folder could not take: for the spill folder."""
+        self.intents: list[files.BatchFile] = []
+        """Batches an earlier process sent without an answer: looked up before anything is sent."""
         self.left: int | None = None
         """Documents never sent because the budget could not pay for them."""
         self._lock = threading.Lock()
@@ -143,6 +158,8 @@ class Sender:
         collected from it (the latest batch holding it), never sent again; the rest wait to be sent."""
         holder: dict[str, str] = {}
         found = files.live(self.folder_url)
+        self.intents = [batch for batch in found if files.intent(batch)]
+        found = [batch for batch in found if not files.intent(batch)]
         for batch in found:
             for held in batch["documents"].values():
                 holder[held["doc_id"]] = batch["name"]
@@ -156,6 +173,7 @@ class Sender:
             self.live.append(Live(batch, self.poll_interval, now, state="collecting", open=open_))
         self.every = list(self.live)
         held_now = {doc_id for live in self.live for doc_id in live.open}
+        held_now |= {held["doc_id"] for batch in self.intents for held in batch["documents"].values()}
         self.queue.extend((row, Asking(started=now)) for row in rows if row.doc_id not in held_now)
 
     @property
@@ -214,6 +232,8 @@ class Sender:
 
     def _run(self) -> None:
         try:
+            for batch in self.intents:
+                self._resolve(batch)
             while not self._halt.is_set():
                 self._send()
                 if not self.live:
@@ -236,6 +256,8 @@ class Sender:
                         self._poll(live)
         except RunStopped as stop:
             self.stop = f"{type(stop).__name__}: {stop}"
+        except StorageError as error:
+            self.outage = error if isinstance(error, StorageOutage) else StorageOutage(str(error))
         except BaseException as bug:
             self.bug = bug
 
@@ -294,41 +316,81 @@ class Sender:
                 return
 
     def _create(self, batch: list[Request], size: int) -> bool:
-        """Send one batch and write it down; False when it must wait (the provider is unavailable)."""
+        """Send one batch, its intent written first; False when it must wait (the provider is unavailable)."""
+        sent = intents.new(self.batches.provider, size, [(r.custom_id, r.row.doc_id, r.asking, r.worst) for r in batch])
+        name = sent["name"]
+        try:
+            files.write(self.folder_url, sent)
+        except StorageError:
+            self.queue.extendleft((r.row, r.asking) for r in reversed(batch))
+            raise
         deadline = Deadline(CALL_SECONDS, policy=self.policy)
         try:
-            handle = self.batches.create([request.entry for request in batch], deadline)
+            handle = self.batches.create([request.entry for request in batch], sent["tag"], deadline)
         except SystemFailed as failure:
-            stop_if_fatal(self.adapter, failure)
-            if failure.transient or failure.status is None:
-                self._unsent += 1
-                if self._unsent >= self.policy.poll_failures:
-                    raise RunStopped(
-                        f"{self.adapter.label}: {self._unsent} batches in a row could not be sent (last: "
-                        f"{failure.message[:300]}); check the provider, then resume"
-                    ) from None
-                self.queue.extendleft((r.row, r.asking) for r in reversed(batch))
-                self.notes.put(f"the batch could not be sent ({failure.message[:200]}); trying again")
-                self._halt.wait(self.policy.poll_delay(self._unsent))
-                return False
-            self._unsent = 0
-            for request in batch:  # the provider refused the batch itself: each request fails
-                self._settle(request.row, request.asking, failure, None)
-            return True
+            try:  # a refused connection or account: the provider took nothing
+                stop_if_fatal(self.adapter, failure)
+            except RunStopped:
+                files.remove(self.folder_url, name)
+                raise
+            found = self._look_up(sent, failure) if failure.transient or failure.status is None else None
+            if found is None:
+                files.remove(self.folder_url, name)
+                return self._refused_create(batch, failure)
+            handle = found
+            self.notes.put(f"the answer to a batch create was lost ({failure.message[:200]}); the provider holds it: "
+                           f"batch {handle['batch_id']}, collected, not sent again")  # fmt: skip
         self._unsent = 0
-        worsts = [request.worst for request in batch]
-        sent: files.BatchFile = {
-            "name": files.new_name(),
-            "provider": self.batches.provider,
-            "handle": handle,
-            "sent": time.time(),
-            "requests": len(batch),
-            "bytes": size,
-            "worst_usd": None if None in worsts else round(math.fsum(w or 0.0 for w in worsts), 6),
-            "documents": {r.custom_id: {"doc_id": r.row.doc_id, "asking": r.asking.to_json()} for r in batch},
-        }
-        files.write(self.folder_url, sent)
-        live = Live(sent, self.poll_interval, time.time() + self.poll_interval, open={r.row.doc_id for r in batch})
+        sent["handle"] = handle
+        self._accepted(sent, {r.row.doc_id for r in batch})
+        return True
+
+    def _refused_create(self, batch: list[Request], failure: SystemFailed) -> bool:
+        """A create the provider did not take: stop for the account, wait for an outage, else fail each request."""
+        stop_if_fatal(self.adapter, failure)
+        if failure.transient or failure.status is None:
+            self._unsent += 1
+            if self._unsent >= self.policy.poll_failures:
+                raise RunStopped(
+                    f"{self.adapter.label}: {self._unsent} batches in a row could not be sent (last: "
+                    f"{failure.message[:300]}); check the provider, then resume"
+                ) from None
+            self.queue.extendleft((r.row, r.asking) for r in reversed(batch))
+            self.notes.put(f"the batch could not be sent ({failure.message[:200]}); trying again")
+            self._halt.wait(self.policy.poll_delay(self._unsent))
+            return False
+        self._unsent = 0
+        for request in batch:  # the provider refused the batch itself: each request fails
+            self._settle(request.row, request.asking, failure, None)
+        return True
+
+    def _look_up(self, sent: files.BatchFile, lost: SystemFailed | None) -> dict[str, Any] | None:
+        known = frozenset(str(live.file["handle"]["batch_id"]) for live in self.every)
+        deadline = Deadline(CALL_SECONDS, policy=self.policy)
+        return intents.look_up(self.adapter, self.batches, sent, lost, known, deadline)
+
+    def _resolve(self, sent: files.BatchFile) -> None:
+        """An intent an earlier process left: adopt the batch the provider holds, else send its documents again."""
+        held = {custom_id: held for custom_id, held in sent["documents"].items() if held["doc_id"] in self.rows}
+        handle = self._look_up(sent, None) if held else None
+        if handle is None:
+            files.remove(self.folder_url, sent["name"])
+            self.queue.extend((self.rows[h["doc_id"]], Asking.from_json(h["asking"])) for h in held.values())
+            return
+        sent["handle"] = handle
+        self.notes.put(f"batch {handle['batch_id']} found for an unanswered create: collected, not sent again")
+        self._accepted(sent, {h["doc_id"] for h in held.values()})
+
+    def _accepted(self, sent: files.BatchFile, docs: set[str]) -> None:
+        """Write a batch the provider holds down and poll it; a run folder that cannot take the file
+        hands it to the driver for the spill folder, and the system stops."""
+        try:
+            files.write(self.folder_url, sent)
+        except StorageError:
+            self.unsaved.append(sent)
+            self._halt.set()
+            raise
+        live = Live(sent, self.poll_interval, time.time() + self.poll_interval, open=docs)
         with self._lock:
             self.live.append(live)
             self.every.append(live)
@@ -338,7 +400,6 @@ class Sender:
         for old in earlier:
             self._forget_if_done(old)
         self.notes.put(live.line(time.time()))
-        return True
 
     def _too_large(self, request: Request) -> None:
         limit = self.batches.limits.bytes
@@ -354,6 +415,9 @@ class Sender:
         handle = live.file["handle"]
         try:
             status = self.batches.status(handle, deadline)
+            if status.failure is not None:
+                self._failed(live, status.state, status.failure)
+                return
             results = self.batches.results(handle, deadline) if status.ended else None
         except SystemFailed as failure:
             stop_if_fatal(self.adapter, failure)
@@ -377,6 +441,30 @@ class Sender:
             self._later(live)
             return
         self._ended(live, status.state, results)
+
+    def _failed(self, live: Live, state: str, failure: SystemFailed) -> None:
+        """A batch that failed as a whole: a refused account or a provider limit stops the system (its
+        documents asked on resume, as on the direct path); any other reason is each document's error,
+        never sent again in this run."""
+        if failure.account_failure or failure.status == 429:
+            with self._lock:
+                live.ended, live.open = True, set()
+            self._forget_if_done(live)
+            stop_if_fatal(self.adapter, failure)
+            raise RunStopped(
+                f"{self.adapter.label}: the provider refused a batch for a limit ({failure.message[:400]}); "
+                "resume once the limit allows"
+            )
+        batch_id = str(live.file["handle"]["batch_id"])
+        for held in live.file["documents"].values():
+            if held["doc_id"] in live.open:
+                each = SystemFailed(failure.message, status=failure.status, body=failure.body)
+                self._settle(self.rows[held["doc_id"]], Asking.from_json(held["asking"]), each, batch_id)
+        with self._lock:
+            live.ended = True
+            live.state = state
+        self.notes.put(live.line(time.time()))
+        self._forget_if_done(live)
 
     def _later(self, live: Live) -> None:
         """The next poll, twice as far off as the last (at most `poll_max`)."""

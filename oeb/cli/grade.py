@@ -48,8 +48,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--adjudications",
         metavar="URL",
-        help="grade under this adjudication file (any fsspec URL; default: the dataset's own adjudications.yaml "
-        "when it has one; none: the raw gold); docs/adjudication.md",
+        help="grade under this adjudication file (any fsspec URL; default: the one the run's config.yaml names as "
+        "dataset.adjudications, else the dataset's own adjudications.yaml when it has one; none: the raw gold); "
+        "docs/adjudication.md",
     )
     add_force_unlock(parser)
     parser.add_argument(
@@ -95,7 +96,7 @@ def _regrade(args: argparse.Namespace) -> int:
     if args.dataset or args.manifest or args.adjudications:
         raise UsageError(
             "--dataset, --manifest and --adjudications are for one folder; each run under a prefix uses its own "
-            "dataset and the adjudications.yaml beside it"
+            "dataset and adjudication file (its config.yaml's dataset.adjudications, else the one beside its dataset)"
         )
     regraded = regrade(
         args.folder,

@@ -111,6 +111,25 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="html: add the gold audit (oeb audit's findings, each opening its document and PDF); reads the dataset",
     )
     parser.add_argument(
+        "--grounding",
+        action="store_true",
+        help="per run with citations: grounding precision, recall and F1 at box and page level, and the "
+        "citations crossed with the verdicts (docs/grounding.md); reads the dataset's PDFs",
+    )
+    parser.add_argument(
+        "--iou",
+        default="0.5",
+        metavar="X",
+        help="--grounding: the overlap (intersection over union, in (0, 1]) a cited box needs with the "
+        "value's printed place to be right (default 0.5)",
+    )
+    parser.add_argument(
+        "--calibration",
+        action="store_true",
+        help="per run with confidences: auto-accept coverage at 95/99/99.5%% precision, straight-through "
+        "rate, calibration error and AUROC, overall and per field (docs/grounding.md)",
+    )
+    parser.add_argument(
         "--fail-under",
         type=fraction,
         metavar="X",
@@ -171,6 +190,66 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
     return _text(tables, to_file, console)
 
 
+def _iou(text: str) -> float:
+    from oeb.errors import UsageError
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise UsageError(f"--iou {text}: give an overlap above 0 and at most 1, such as 0.5")
+    return value
+
+
+def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
+    """`--grounding`: the citation figures of `oeb.report.grounding`."""
+    from oeb.errors import UsageError
+    from oeb.report import grounding, grounding_tables
+    from oeb.report.audit import dataset_of
+    from oeb.report.tables import fitted_table
+
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.calibration:
+        raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
+    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou))
+    if args.format != "text":
+        emit("report", grounding_tables.render(report, args.format), args.out)
+        return 0
+    console = _console(args.out is not None)
+    note = grounding_tables.NOTE.format(iou=report["iou"])
+    tables = [
+        fitted_table("grounding · " + note, grounding_tables.HEADER, grounding_tables.rows(report), None),
+        fitted_table(
+            "citations per verdict", grounding_tables.CATEGORY_HEADER, grounding_tables.category_rows(report), None
+        ),
+    ]
+    emit("report", _text(tables, args.out is not None, console), args.out)
+    return 0
+
+
+def _calibration(runs: list[Any], args: argparse.Namespace) -> int:
+    """`--calibration`: the confidence figures of `oeb.report.calibration`."""
+    from oeb.errors import UsageError
+    from oeb.report import calibration
+    from oeb.report.tables import fitted_table
+
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
+        raise UsageError("--calibration goes without --by, --audit and --fail-under")
+    report = calibration.calibration(runs)
+    if args.format != "text":
+        emit("report", calibration.render(report, args.format), args.out)
+        return 0
+    console = _console(args.out is not None)
+    tables = [fitted_table("calibration · " + calibration.NOTE, calibration.HEADER, calibration.rows(report), None)]
+    tables += [
+        fitted_table(f"{run['label']} · per field", calibration.FIELD_HEADER, calibration.field_rows(run), None)
+        for run in report["runs"]
+        if run["confidence"]
+    ]
+    emit("report", _text(tables, args.out is not None, console), args.out)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Print or write the report, then apply the `--fail-under` gate."""
     from oeb.cli._runs import log_to_stderr
@@ -194,10 +273,18 @@ def run(args: argparse.Namespace) -> int:
     if (args.mix or args.mix_from) and "field" in by:
         raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
     log_to_stderr()
+    if args.iou != "0.5" and not args.grounding:
+        raise UsageError("--iou goes with --grounding")
+    if args.grounding:
+        _iou(args.iou)  # checked before any folder is read
     from oeb.report.adjudicated import annotate, lines, under_gold
 
     gold = under_gold(load_folders(args.runs, all_runs=args.all_runs), args.adjudications)
     runs = gold.runs
+    if args.calibration:
+        return _calibration(runs, args)
+    if args.grounding:
+        return _grounding(runs, args)
     board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from oeb import _hub, storage
+from oeb import _hub, _retry, storage
 from oeb.errors import PublishError, StorageError, StorageNotFoundError
 
 CARD = "README.md"
@@ -90,14 +90,16 @@ class HubDestination:
         from huggingface_hub.errors import EntryNotFoundError
 
         listed: dict[str, RepoFile] = {}
+        client = _hub.api()
         try:
-            entries = _hub.api().list_repo_tree(
-                self.where.repo_id,
-                path_in_repo=self.where.path or None,
-                recursive=True,
-                repo_type="dataset",
-                revision=self.commit,
-            )
+            entries = _retry.call(
+                lambda: list(client.list_repo_tree(
+                    self.where.repo_id, path_in_repo=self.where.path or None, recursive=True, repo_type="dataset",
+                    revision=self.commit,
+                )),
+                "list",
+                self.where.url(self.commit),
+            )  # fmt: skip
             listed = {entry.path: entry for entry in entries if isinstance(entry, RepoFile)}
         except EntryNotFoundError:
             pass  # the folder is not there yet: nothing is published in it
@@ -120,15 +122,16 @@ class HubDestination:
         operations = [
             CommitOperationAdd(path_in_repo=self._in_repo(path), path_or_fileobj=data) for path, data in files.items()
         ]
-        try:
-            info = _hub.api().create_commit(
-                self.where.repo_id,
-                operations,
-                commit_message=message,
-                repo_type="dataset",
-                revision=self.where.revision,
-                parent_commit=self.commit,
-            )
+        client = _hub.api()
+        try:  # a commit sent again after a lost answer meets its own parent moved: refused, never doubled
+            info = _retry.call(
+                lambda: client.create_commit(
+                    self.where.repo_id, operations, commit_message=message, repo_type="dataset",
+                    revision=self.where.revision, parent_commit=self.commit,
+                ),
+                "commit to",
+                self.where.url(),
+            )  # fmt: skip
         except HfHubHTTPError as error:
             status = error.response.status_code if error.response is not None else None
             fix = (

@@ -24,6 +24,7 @@ Runs graded by different scorers measure different things: they are ranked toget
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ import numpy as np
 from oeb.report.runs import Run, check_scorers
 from oeb.run.grade.pages import UNITS
 from oeb.scoring import RESULTS
+
+log = logging.getLogger("oeb.report")
 
 KINDS = RESULTS[1:]
 SEED = 0
@@ -122,6 +125,35 @@ def _suite(line: dict[str, Any]) -> str:
     return (line.get("row") or {}).get("suite") or "other"
 
 
+def _automation(runs: Sequence[Run], rows: list[dict[str, Any]]) -> None:
+    """`auto_99` on the rows of runs whose system gave confidences: the share of its predicted values
+    accepted unreviewed at 99% precision; `grounding_f1` on the rows of runs whose system cited
+    values: its box-level grounding F1, when the dataset's PDFs can be read (docs/grounding.md); no
+    key on the others, so a leaderboard of runs without either reads no more than before."""
+    from oeb.report.confidence import auto_at
+    from oeb.report.grounding import cites_values, grounding
+
+    for run, row in zip(runs, rows, strict=True):
+        share = auto_at(run, 0.99)
+        if share is not None:
+            row["auto_99"] = share
+    cited = [run for run in runs if cites_values(run)]
+    if not cited:
+        return
+    from oeb.errors import OebError
+    from oeb.report.audit import dataset_of
+
+    try:
+        figures = grounding(cited, dataset_of(cited, None))
+    except OebError as error:  # no dataset to locate the gold in: the column is left out, saying why
+        log.warning("the leaderboard has no grounding F1 column: %s", error)
+        return
+    by_url = {run.url: answer for run, answer in zip(cited, figures["runs"], strict=True)}
+    for run, row in zip(runs, rows, strict=True):
+        if run.url in by_url:
+            row["grounding_f1"] = by_url[run.url]["box"]["f1"]["value"]
+
+
 def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, Any]:
     """Every run's row, best headline first, and the same rows per suite; runs graded by different
     scorers are refused unless `mixed_scorers`."""
@@ -145,6 +177,7 @@ def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, A
                 },
             }
         )
+    _automation(runs, rows)
     rows.sort(key=lambda row: -row["headline"])
     first = next((run for run in runs if run.named("dataset") is not None), runs[0])
     return {

@@ -128,3 +128,16 @@ DESCRIPTION = {
     "ci95": f"percentile bootstrap of the mean difference, {RESAMPLES} resamples, seed {SEED}",
     "p_value": "two-sided paired sign-flip permutation test (exact up to 16 documents)",
 }
+
+
+def document_draws(documents: int, resamples: int, per_block: int, seed: int = SEED) -> Iterator[npt.NDArray[np.int64]]:
+    """The bootstrap's draws of documents with replacement for figures that are not means (a
+    coverage, a precision): blocks of at most `per_block` draws, each row counting how often each
+    document was drawn (numpy's generator seeded with `seed`, as `bootstrap_means`)."""
+    rng = np.random.default_rng(seed)
+    size = max(1, per_block)
+    for start in range(0, resamples, size):
+        block = min(size, resamples - start)
+        drawn = rng.integers(0, documents, size=(block, documents), dtype=np.int64)
+        drawn += np.arange(block, dtype=np.int64)[:, None] * documents
+        yield np.bincount(drawn.ravel(), minlength=block * documents).reshape(block, documents)

@@ -40,8 +40,17 @@ def cost_cells(cost: dict[str, dict[str, Any] | None], between: str) -> tuple[st
     return between.join(per_doc) or "–", between.join(per_pages) or "–"
 
 
+GROUNDED = (("grounding_f1", "grounding F1"), ("auto_99", "auto@99%"))
+"""The leaderboard's columns of docs/grounding.md: each shown when some run has its figure."""
+
+
+def _grounded(board: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(key, name) for key, name in GROUNDED if any(key in row for row in board["rows"])]
+
+
 def _columns(board: dict[str, Any]) -> list[str]:
-    return [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
+    columns = [*COLUMNS, "scorer"] if board["mixed_scorers"] else list(COLUMNS)
+    return columns + [name for _, name in _grounded(board)]
 
 
 def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> list[str]:
@@ -58,6 +67,7 @@ def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> l
         _latency(row),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
         *scorer,
+        *(_pct(row.get(key)) for key, _ in _grounded(board)),
     ]
 
 
@@ -90,6 +100,8 @@ PRIORITY = {
     "headline": _fit.ALWAYS,
     "accuracy 95% CI": _fit.ALWAYS,
     "scorer": _fit.ALWAYS,
+    "auto@99%": 2,
+    "grounding F1": 2,
     "accuracy": 1,
     "coverage": 2,
     "cost/1k pages": 3,

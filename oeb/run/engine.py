@@ -17,12 +17,13 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from oeb import _retry, storage
+from oeb.batch import files
+from oeb.batch.files import BatchFile
 from oeb.dataset import Row
 from oeb.errors import NothingAnswered, OebError, StorageError
-from oeb.gold.check import applying
 from oeb.gold.derivation import for_system, read_draft
 from oeb.run.cluster.progress import RunProgress
 from oeb.run.cluster.session import session, worker_env
@@ -171,7 +172,7 @@ def _grader(plan: Plan, details: bool) -> Grader:
     values this system helped decide (`oeb.gold.derivation`)."""
     draft = read_draft(plan.dataset)
     settings = plan.folder.settings() or {}
-    adjudications = for_system(applying(None, plan.dataset), draft, settings)
+    adjudications = for_system(plan.adjudications, draft, settings)
     return Grader(plan.folder, plan.dataset, plan.rows, details=details, adjudications=adjudications, draft=draft)
 
 
@@ -268,12 +269,15 @@ def _import_spill(plan: Plan) -> None:
     for doc_id, asking in spilled.jobs.items():
         if doc_id not in saved and doc_id not in spilled.records:
             jobs.write(folder.url, doc_id, asking)
+    for batch in spilled.batches.values():  # its documents saved meanwhile are skipped when it is collected
+        files.write(folder.url, cast(BatchFile, batch))
     spill.clear(folder.url)
     log.info(
-        "%s: saved %d answers and %d job handles from the spill folder %s",
+        "%s: saved %d answers, %d job handles and %d provider batches from the spill folder %s",
         folder.name,
         len(spilled.records),
         len(spilled.jobs),
+        len(spilled.batches),
         spilled.path,
     )
 

@@ -16,14 +16,16 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from oeb import storage
 from oeb.batch import files
 from oeb.batch.files import BatchFile
 from oeb.batch.sender import worst_case
 from oeb.dataset import Dataset, Row, open_dataset
-from oeb.errors import ConfigError, OebError, ResumeMismatch, RunFolderError
+from oeb.errors import AdjudicationError, ConfigError, OebError, ResumeMismatch, RunFolderError
+from oeb.gold.check import applying
+from oeb.gold.entries import NONE, Adjudications
 from oeb.run.cluster.session import choose
 from oeb.run.folder.lock import ensure_free
 from oeb.run.folder.run_folder import IDENTITY, TASK, RunFolder, identity, new_name
@@ -33,7 +35,7 @@ from oeb.run.plan.selection import describe, select
 from oeb.run.plan.spending import Estimate, Spending, estimate
 from oeb.run.predict import jobs, spill
 from oeb.run.predict.reuse import ReuseIndex
-from oeb.systems import TRANSIENT_STATUSES
+from oeb.systems import TRANSIENT_STATUSES, Adapter
 from oeb.systems.batches import Batches
 
 RETRYABLE = ("SystemTimeout", "SystemUnreachable")
@@ -70,6 +72,9 @@ class Plan:
     spilled: spill.Spilled | None = None
     """What an earlier process of this run kept in its spill folder when storage failed: saved into
     the run folder under the lock, before anything is asked (`oeb.run.predict.spill`)."""
+    adjudications: Adjudications | None = None
+    """The adjudication file grading applies, checked against the dataset (`dataset.adjudications`, else
+    the dataset's own adjudications.yaml; None: the raw gold)."""
 
     def lines(self) -> list[str]:
         """The two plan lines shown before asking, with the concurrency (and the key that set it) and
@@ -88,7 +93,8 @@ class Plan:
             else f"sent as {batches.provider} batches"
         )
         lines = [
-            f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching",
+            f"extract on {config.dataset} (manifest {config.manifest}): {count}{chosen}, graded by field_matching"
+            + self._gold(),
             f"  {self.folder.url}: {'resumed' if self.resumed else 'new'} run, {len(self.to_ask)} documents to "
             f"predict with {config.system}, {asking}, {where}",
         ]
@@ -99,8 +105,9 @@ class Plan:
             lines.append(f"  {len(self.reused)} answers will be reused from earlier runs (not asked, not paid)")
         if self.spilled:
             lines.append(
-                f"  {len(self.spilled.records)} answers and {len(self.spilled.jobs)} job handles kept in the spill "
-                f"folder {self.spilled.path} will be saved, not asked again"
+                f"  {len(self.spilled.records)} answers, {len(self.spilled.jobs)} job handles and "
+                f"{len(self.spilled.batches)} provider batches kept in the spill folder {self.spilled.path} will be "
+                "saved, not asked again"
             )
         asked = {row.doc_id for row in self.to_ask}
         collected = [saved for doc_id, saved in self.pending.items() if doc_id in asked]
@@ -114,6 +121,17 @@ class Plan:
             spent = spending.spent if (spending := spending_of(self)) is not None else None  # a resume's earlier costs
             lines += [f"  {line}" for line in self.estimate.lines(config.budget, spent)]
         return lines
+
+    def _gold(self) -> str:
+        """What the plan's first line says of the gold: the file applied, or that `none` was asked."""
+        used = self.adjudications
+        if used is not None:
+            count = len(used.accepted)
+            plural = "s" if count != 1 else ""
+            return f" under {count} accepted adjudication{plural} of {used.url} (sha256 {used.short})"
+        if (self.config.adjudications or "").strip().lower() == NONE:
+            return " against the raw gold (dataset.adjudications: none)"
+        return ""
 
     def _batch_lines(self, batches: Batches) -> list[str]:
         """How a batch system sends its documents, each batch an earlier process left in flight, and
@@ -164,9 +182,12 @@ class Plans:
         return [line for plan in self.plans for line in plan.lines()] + [r.line() for r in self.refused]
 
 
-def _checked(config: Config, opened: dict[tuple[str, str], Dataset]) -> tuple[Dataset, tuple[Row, ...], dict[str, Any]]:
-    """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold. A
-    dataset already opened for another system of the run is shared (read and checked once)."""
+def _checked(
+    config: Config, opened: dict[tuple[str, str], Dataset]
+) -> tuple[Dataset, tuple[Row, ...], dict[str, Any], Adjudications | None]:
+    """The plan's checks in the reference's order: keys, manifest, rows, documents, every gold; then
+    the adjudication file grading will apply (`oeb adjudicate check`'s checks of its accepted
+    entries). A dataset already opened for another system of the run is shared (read and checked once)."""
     config.adapter.check_keys()
     batches = config.adapter.batching()
     if batches is not None and config.budget.usd is not None and not batches.priced:
@@ -181,7 +202,14 @@ def _checked(config: Config, opened: dict[tuple[str, str], Dataset]) -> tuple[Da
     rows, selection = select(dataset.rows, config.rows)
     dataset.check_documents(rows)
     dataset.check_golds()
-    return dataset, rows, selection
+    try:
+        adjudications = applying(_absolute(config.adjudications), dataset)
+    except AdjudicationError as error:
+        if config.adjudications is None:  # the dataset's own file: the error names it
+            raise
+        said = str(error).replace("give --adjudications none", "set dataset.adjudications: none")
+        raise AdjudicationError(f"dataset.adjudications: {said}") from None
+    return dataset, rows, selection, adjudications
 
 
 def _settings(config: Config, dataset: Dataset, name: str, selection: dict[str, Any]) -> dict[str, Any]:
@@ -209,11 +237,17 @@ def _settings(config: Config, dataset: Dataset, name: str, selection: dict[str, 
 
 
 def config_tree(config: Config, dataset: Dataset) -> dict[str, Any]:
-    """config.yaml: the config as resolved, a local dataset as its absolute path."""
-    tree = config.plain()
-    if storage.is_local(config.dataset):
-        tree["dataset"] = dataset.identity
-    return tree
+    """config.yaml: the config as resolved, a local dataset and adjudication file as absolute paths
+    (so a resume or regrade from another directory reads the same ones)."""
+    url = dataset.identity if storage.is_local(config.dataset) else config.dataset
+    return dataclasses.replace(config, dataset=url, adjudications=_absolute(config.adjudications)).plain()
+
+
+def _absolute(adjudications: str | None) -> str | None:
+    """`dataset.adjudications` with a local path made absolute (`none` and other URLs as given)."""
+    if adjudications is None or adjudications.strip().lower() == NONE or not storage.is_local(adjudications):
+        return adjudications
+    return str(storage.local_path(adjudications).resolve())
 
 
 def plan_run(config: Config, out: str) -> Plan:
@@ -222,13 +256,13 @@ def plan_run(config: Config, out: str) -> Plan:
 
 
 def _plan_new(config: Config, out: str, opened: dict[tuple[str, str], Dataset]) -> Plan:
-    dataset, rows, selection = _checked(config, opened)
+    dataset, rows, selection, adjudications = _checked(config, opened)
     name = new_name(config.adapter.label)
     folder = RunFolder(storage.join(out, name))
     settings = _settings(config, dataset, name, selection)
     cost = estimate(config.adapter, dataset, rows)
     return Plan(config, dataset, rows, selection, folder, settings, rows, {}, False, label=config.adapter.label,
-                estimate=cost)  # fmt: skip
+                estimate=cost, adjudications=adjudications)  # fmt: skip
 
 
 def plan_runs(paths: Sequence[str], out: str, sets: Sequence[str] = (), reuse: Sequence[str] = ()) -> Plans:
@@ -373,14 +407,14 @@ def _plan_resume(
     ensure_free(folder.url, force=force_unlock)
     stored = folder.settings()
     config = check_tree(read, where=config_url)
-    dataset, rows, selection = _checked(config, opened)
+    dataset, rows, selection, adjudications = _checked(config, opened)
     settings = _settings(config, dataset, folder.name, selection)
     label = config.adapter.label
     if stored is None:  # killed between config.yaml and settings.json: nothing was asked yet
         cost = estimate(config.adapter, dataset, rows)
         return Plan(config, dataset, rows, selection, folder, settings, rows, {}, True, retry_failed, label,
-                    estimate=cost)  # fmt: skip
-    _same_question(folder, stored, settings)
+                    estimate=cost, adjudications=adjudications)  # fmt: skip
+    _same_question(folder, stored, settings, config.adapter)
     settings["started"], settings["launch"] = stored.get("started"), stored.get("launch", {})
     listing = folder.listing()  # one listing of the folder, however many records it holds
     records = folder.records([row.doc_id for row in rows], listing)
@@ -393,17 +427,19 @@ def _plan_resume(
     costs = tuple(record["cost"] for record in records.values() if record.get("cost"))
     cost = estimate(config.adapter, dataset, [row for row in to_ask if row.doc_id not in pending])
     asked = {row.doc_id for row in to_ask}
+    live = [*files.live(folder.url), *spilled.batches.values()] if config.adapter.batching() else []
     batches = tuple(
-        batch
-        for batch in (files.live(folder.url) if config.adapter.batching() else ())
-        if any(held["doc_id"] in asked for held in batch["documents"].values())
+        cast(BatchFile, batch) for batch in live if any(h["doc_id"] in asked for h in batch["documents"].values())
     )
     return Plan(config, dataset, rows, selection, folder, settings, to_ask, unread, True, retry_failed, label,
-                pending, cost, costs, batches, spilled=spilled or None)  # fmt: skip
+                pending, cost, costs, batches, spilled=spilled or None, adjudications=adjudications)  # fmt: skip
 
 
-def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any]) -> None:
-    """Refuse a resume that would put two different runs' answers in one folder."""
+def _same_question(folder: RunFolder, stored: dict[str, Any], settings: dict[str, Any], adapter: Adapter) -> None:
+    """Refuse a resume that would put two different runs' answers in one folder (an option the
+    adapter gained since the folder was written counts at its default)."""
+    if isinstance(stored.get("options"), dict) and stored.get("system") == settings.get("system"):
+        stored = stored | {"options": adapter.with_defaults(stored["options"])}
     before, now = identity(stored), identity(settings)
     differing = [key for key in IDENTITY if before[key] != now[key]]
     if differing:

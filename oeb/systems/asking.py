@@ -59,9 +59,10 @@ def stop_if_fatal(adapter: Adapter, error: SystemFailed) -> None:
         raise _refusal(adapter) from error
     if error.account_failure:
         message = redact(error.message, adapter.secrets())
+        keys = " or ".join(adapter.key_names()) or "its key"
         raise AccountFailure(
-            f"{adapter.label}: the vendor refused the account ({message[:500]}). Fix the account "
-            "(its key, its credits) and resume"
+            f"{adapter.label}: the vendor refused the account ({' '.join(message[:500].split())}). Fix the "
+            f"account: check {keys} (the key, its permissions, its credits) and resume"
         ) from None
 
 

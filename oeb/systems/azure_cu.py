@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oeb.systems import _citing
 from oeb.systems._http import Session, held
 from oeb.systems._reading import reading
-from oeb.systems.base import Adapter, Call, Deadline, Price
+from oeb.systems.base import Adapter, Call, Cite, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 from oeb.systems.schema import azure_field_schema
 
@@ -59,17 +60,23 @@ class AzureCU(Adapter):
     completion_model: str = field(default="gpt-4.1-mini", metadata={"help": "completion deployment of the analyzer"})
     api_version: str = field(default="2025-05-01-preview", metadata={"help": "api-version query parameter"})
     poll_interval: float = field(default=3.0, metadata={"help": "seconds between polls"})
+    citations: bool = field(
+        default=False,
+        metadata={"help": "ask each field's source box and confidence (estimateFieldSourceAndConfidence)"},
+    )
 
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return azure_field_schema(schema)
 
     def analyzer_id(self, field_schema: dict[str, Any]) -> str:
         """Anything that changes the analyzer changes its id, so analyzers are never overwritten."""
-        identity = {
+        identity: dict[str, Any] = {
             "api_version": self.api_version,
             "completion": self.completion_model,
             "fieldSchema": field_schema,
         }
+        if self.citations:  # a published analyzer's id stays what it was
+            identity["estimateFieldSourceAndConfidence"] = True
         return "oeb-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
     def _session(self, deadline: Deadline) -> tuple[Session, str]:
@@ -117,7 +124,11 @@ class AzureCU(Adapter):
     def _create(self, http: Session, base: str, version: dict[str, str], schema: dict[str, Any]) -> None:
         request = {
             "baseAnalyzerId": "prebuilt-documentAnalyzer",
-            "config": {"returnDetails": False, "completion": self.completion_model},
+            "config": {
+                "returnDetails": False,
+                "completion": self.completion_model,
+                **({"estimateFieldSourceAndConfidence": True} if self.citations else {}),
+            },
             "fieldSchema": schema,
         }
         try:
@@ -146,6 +157,10 @@ class AzureCU(Adapter):
                     f"{what} ended {status}: {json.dumps(body.get('error'))[:300]}", status=200, body=body
                 )
         return body
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """Each field's `source` polygon and `confidence` (docs/grounding.md)."""
+        return _citing.azure_cu(raw)
 
     def read(self, raw: Any) -> dict[str, Any]:
         with reading("the analysis result"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
+from oeb.grounding.cite import Cite as Cite
 from oeb.systems import _options
 from oeb.systems._reading import dig, extraction, number
 from oeb.systems.calls import Call as Call
@@ -113,6 +114,17 @@ class Adapter:
         """Each option's name, default (`"(required)"` if none), help and documented choices."""
         return _options.describe(cls)
 
+    @classmethod
+    def with_defaults(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """`options` as a run folder recorded them, with every option added to the adapter since at its
+        default: a folder written before an option existed still resumes, and its answers are reused."""
+        added = {
+            info.name: _options.plain(info.default)
+            for info in cls.describe_options()
+            if info.name not in options and not (isinstance(info.default, str) and info.default == _options.REQUIRED)
+        }
+        return {**options, **added}
+
     def options(self) -> dict[str, Any]:
         """Every option as plain JSON, in declaration order: what records and settings store."""
         return {f.name: _options.plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -193,6 +205,12 @@ class Adapter:
     def read(self, raw: Any) -> dict[str, Any]:
         """The extraction inside a raw answer; raise `SystemFailed` if there is none."""
         return extraction(raw.get("extraction") if isinstance(raw, dict) else None)
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """Where the raw answer says each predicted value came from and how sure it is, in oeb's one
+        shape (docs/grounding.md); none by default. Read from the kept raw answer at grading time, so
+        a run is grounded again without asking the vendor again."""
+        return []
 
     def _sent(self, question: Question) -> dict[str, Any]:
         try:

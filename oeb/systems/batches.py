@@ -43,7 +43,17 @@ class Batches(Protocol):
         None when the price is unknown."""
         ...
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]: ...
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
+        """Send a batch marked with `tag` (unique) where the provider keeps a mark; its handle."""
+        ...
+
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        """The handle of the batch sent with `tag` (`requests` requests, sent from `since` on) whose
+        create answer was lost, or None when the provider holds none (batches of `known` ids, the run's
+        others, excluded); `SystemFailed` when it cannot say."""
+        ...
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus: ...
 

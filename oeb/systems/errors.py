@@ -34,14 +34,17 @@ if TYPE_CHECKING:
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 """HTTP statuses worth asking again: rate limits and server-side outages."""
 
-ACCOUNT_STATUSES = frozenset({401, 402})
+ACCOUNT_STATUSES = frozenset({401, 402, 403})
+"""A key refused (401), no payment (402), a key or account without the right (403)."""
 ACCOUNT_PHRASES = (
     "exceeded the maximum number of credits",
     "subscription has expired",
     "insufficient_quota",
     "insufficient credits",
+    "api_key_invalid",
 )
-"""Vendor wording that means the account, not the document, is the problem (as the reference reads it)."""
+"""Vendor wording that means the account, not the document, is the problem (as the reference reads it;
+Google answers a wrong key with a 400 whose `ErrorInfo.reason` is `API_KEY_INVALID`)."""
 
 
 class SystemFailed(OebError):
@@ -126,8 +129,8 @@ class JobLost(_NeverRetried):
 
 
 class AccountFailure(RunStopped, PermissionError):
-    """The vendor refused the account: bad key (401), no credits or payment (402), expired
-    subscription, exhausted quota."""
+    """The vendor refused the account: bad key (401, Google's 400 `API_KEY_INVALID`), no credits or
+    payment (402), no permission (403), expired subscription, exhausted quota."""
 
 
 class ConnectionRefused(RunStopped, ConnectionError):

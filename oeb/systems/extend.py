@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
+from oeb.systems import _citing
 from oeb.systems._http import Session, held
 from oeb.systems._reading import extraction, number, reading
-from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
+from oeb.systems.base import Adapter, Call, Cite, Cost, Deadline, Price
 from oeb.systems.errors import SystemFailed
 from oeb.systems.schema import extend_dialect, restore_ids
 
@@ -53,6 +54,10 @@ class Extend(Adapter):
     api_version: str = field(default="2026-02-09", metadata={"help": "x-extend-api-version header"})
     base_url: str = field(default="https://api.extend.ai", metadata={"help": "API address"})
     poll_interval: float = field(default=5.0, metadata={"help": "seconds between polls"})
+    citations: bool = field(
+        default=False,
+        metadata={"help": "ask each value's citation polygons and OCR confidence (advancedOptions.citationsEnabled)"},
+    )
 
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return extend_dialect(schema)
@@ -76,7 +81,10 @@ class Extend(Adapter):
                 "file": {"id": file_id},
                 "config": {
                     "schema": schema,
-                    "advancedOptions": {"arrayStrategy": {"type": self.array_strategy}},
+                    "advancedOptions": {
+                        "arrayStrategy": {"type": self.array_strategy},
+                        **({"citationsEnabled": True} if self.citations else {}),
+                    },
                 },
             }
             deadline.start()
@@ -97,6 +105,10 @@ class Extend(Adapter):
                         break
         # A failed run is returned, not raised: `read` records it as Unreadable unless it has a value.
         return Call(raw=run, cost=_cost(run), job_id=run_id)
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """`output.metadata`'s citation polygons and logprobs confidence (docs/grounding.md)."""
+        return _citing.extend(raw)
 
     def read(self, raw: Any) -> dict[str, Any]:
         output = raw.get("output") if isinstance(raw, dict) else None

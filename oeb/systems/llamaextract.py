@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oeb.systems import _citing
 from oeb.systems._http import Session, held
 from oeb.systems._reading import extraction, reading
-from oeb.systems.base import Adapter, Call, Deadline, Price
+from oeb.systems.base import Adapter, Call, Cite, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 from oeb.systems.schema import llama_dialect
 
@@ -44,6 +45,8 @@ class LlamaExtract(Adapter):
         metadata={"help": "extraction tier", "choices": ("cost_effective", "agentic", "agentic_plus")},
     )
     poll_interval: int | float = field(default=5, metadata={"help": "seconds between polls (fractions allowed)"})
+    citations: bool = field(default=False, metadata={"help": "ask each field's cited page and boxes (cite_sources)"})
+    confidence: bool = field(default=False, metadata={"help": "ask a confidence per field (confidence_scores)"})
     base_url: str = field(default="https://api.cloud.llamaindex.ai", metadata={"help": "API address"})
 
     def __post_init__(self) -> None:
@@ -79,7 +82,13 @@ class LlamaExtract(Adapter):
                 file_id = uploaded["id"]
             request = {
                 "file_input": file_id,
-                "configuration": {"tier": self.tier, "extraction_target": "per_doc", "data_schema": schema},
+                "configuration": {
+                    "tier": self.tier,
+                    "extraction_target": "per_doc",
+                    "data_schema": schema,
+                    **({"cite_sources": True} if self.citations else {}),
+                    **({"confidence_scores": True} if self.confidence else {}),
+                },
             }
             query = {"project_id": project}
             deadline.start()
@@ -112,6 +121,10 @@ class LlamaExtract(Adapter):
             )
         latency = _seconds_between(body.get("created_at"), body.get("updated_at"))
         return Call(raw={**body, "tier": self.tier, "server_latency_s": latency}, job_id=job_id)
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """`extract_metadata.field_metadata`'s citations and confidences (docs/grounding.md)."""
+        return _citing.llamaextract(raw)
 
     def read(self, raw: Any) -> dict[str, Any]:
         found = raw if isinstance(raw, dict) else {}

@@ -64,6 +64,10 @@ class LLMSingleShot(Adapter):
         default=None, metadata={"help": "API address; by default the provider's (a proxy, a test server)"}
     )
     attempts: int = field(default=3, metadata={"help": "completions to try when an answer is unusable"})
+    temperature: float | None = field(
+        default=None,
+        metadata={"help": "sampling temperature of every request, direct or batched (null: the provider's default)"},
+    )
     usd_per_mtok_in: float | None = field(
         default=None, metadata={"help": "standard price per million input tokens (null: the published one, if known)"}
     )
@@ -96,6 +100,8 @@ class LLMSingleShot(Adapter):
             raise OptionError(f"option 'batch_discount' of {self.model} is a fraction in (0, 1]")
         if min(self.poll_interval, self.poll_max) <= 0 or self.poll_max < self.poll_interval:
             raise OptionError(f"options 'poll_interval' and 'poll_max' of {self.model} are positive, max the larger")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise OptionError(f"option 'temperature' of {self.model} is between 0 and 2, or null for the provider's")
         for name in ("usd_per_mtok_in", "usd_per_mtok_out"):
             if (getattr(self, name) or 0) < 0:
                 raise OptionError(f"option {name!r} of {self.model} must not be negative")
@@ -120,7 +126,7 @@ class LLMSingleShot(Adapter):
         cls = PROVIDERS[self.provider]
         model = self.model if cls is OpenRouter else self.model.split("/", 1)[-1]
         assert self.max_output_tokens is not None
-        return cls(model, self.base_url or cls.base_url, self.env(cls.key), self.max_output_tokens)
+        return cls(model, self.base_url or cls.base_url, self.env(cls.key), self.max_output_tokens, self.temperature)
 
     def rates(self) -> tuple[float, float] | None:
         """The standard dollars per million input and output tokens, when known."""
@@ -156,7 +162,7 @@ class LLMSingleShot(Adapter):
                 deadline.check(f"asking {self.model} again after an unusable answer")
                 deadline.sleep(deadline.policy.poll_delay(k) + random.uniform(0, deadline.policy.poll_backoff / 2))
             try:
-                reply = provider.complete(document, schema, min(1.0, 0.1 * k), deadline)
+                reply = provider.complete(document, schema, deadline)
             except SystemFailed as failure:
                 failure.cost = cost + (failure.cost or Cost())
                 raise
@@ -251,8 +257,13 @@ class LLMBatches:
         worst = (tokens_in * rates[0] + self.adapter.max_output_tokens * rates[1]) / 1e6
         return worst * self.discount
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
-        return self._api.create(entries, deadline)
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
+        return self._api.create(entries, tag, deadline)
+
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        return self._api.find(tag, requests, since, known, deadline)
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
         return self._api.status(handle, deadline)

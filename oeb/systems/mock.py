@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from oeb.scoring.canonical import canonical_key
-from oeb.systems.base import Adapter, Call, Cost, Deadline, Price, Question
+from oeb.systems import _mock_cites
+from oeb.systems.base import Adapter, Call, Cite, Cost, Deadline, Price, Question
 from oeb.systems.errors import OptionError, SystemFailed, SystemTimeout
 
 
@@ -125,6 +126,11 @@ class Mock(Adapter):
     timeout: float = _rate("chance per attempt that no answer comes before the time limit")
     malformed: float = _rate("chance per attempt of an answer holding no extraction")
     usd: float = field(default=0.0, metadata={"help": "simulated dollars per answer"})
+    cite: bool = field(default=False, metadata={"help": "cite each value's page and box where its text is printed"})
+    cite_wrong: float = _rate("share of the cited boxes placed elsewhere on their page")
+    confidence: str = field(
+        default="", metadata={"help": "'' (none), calibrated or overconfident: a confidence per value"}
+    )
     calls_log: str = field(
         default="", metadata={"help": "file each call appends a line to (document, time): tests count the calls"}
     )
@@ -134,6 +140,10 @@ class Mock(Adapter):
             value = getattr(self, option.name)
             if option.metadata.get("rate") and not 0.0 <= value <= 1.0:
                 raise OptionError(f"option {option.name!r} of mock is a probability, not {value!r}")
+        if self.confidence not in _mock_cites.CONFIDENCE:
+            raise OptionError(
+                f"option 'confidence' of mock is '', calibrated or overconfident, not {self.confidence!r}"
+            )
         if min(self.latency, self.retry_after, self.usd) < 0:
             raise OptionError("mock's latency, retry_after and usd must not be negative")
 
@@ -241,4 +251,20 @@ class Mock(Adapter):
         if rng.random() < self.malformed:
             return Call(raw={"extraction": "simulated malformed answer", "simulated": True}, cost=cost)
         answer = self._damage(gold, schema, random.Random(f"{self.seed}|{document.stem}"))
-        return Call(raw={"extraction": answer, "simulated": True}, cost=cost, job_id=f"mock-{document.stem}")
+        raw: dict[str, Any] = {"extraction": answer, "simulated": True}
+        if self.cite or self.confidence:
+            raw["citations"] = _mock_cites.annotate(
+                answer,
+                gold,
+                document,
+                random.Random(f"{self.seed}|{document.stem}|cite"),
+                cite=self.cite,
+                cite_wrong=self.cite_wrong,
+                confidence=self.confidence,
+                error=self.misread / max(1e-9, 1 - self.unfound),
+            )
+        return Call(raw=raw, cost=cost, job_id=f"mock-{document.stem}")
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """The citations and confidences the simulation put in its answer."""
+        return _mock_cites.cites(raw)

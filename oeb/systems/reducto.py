@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oeb.systems import _citing
 from oeb.systems._http import Session, held
 from oeb.systems._reading import dig, merge_answers, number, reading
-from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
+from oeb.systems.base import Adapter, Call, Cite, Cost, Deadline, Price
 from oeb.systems.errors import OptionError, SystemFailed
 
 FINISHED = frozenset({"Completed", "Failed", "Error", "Cancelled"})
@@ -19,7 +20,7 @@ FINISHED = frozenset({"Completed", "Failed", "Error", "Cancelled"})
 @dataclass(frozen=True)
 class Reducto(Adapter):
     name: ClassVar[str] = "reducto"
-    description: ClassVar[str] = "Reducto deep extract, citations off (https://reducto.ai)"
+    description: ClassVar[str] = "Reducto deep extract; citations on with `citations: true` (https://reducto.ai)"
     keys: ClassVar[tuple[str, ...]] = ("REDUCTO_API_KEY",)
     workers: ClassVar[int] = 3
     uploads_first: ClassVar[bool] = True
@@ -36,6 +37,9 @@ class Reducto(Adapter):
         default="max", metadata={"help": "agentic table parsing", "choices": ("default", "max")}
     )
     poll_interval: int | float = field(default=5, metadata={"help": "seconds between polls (fractions allowed)"})
+    citations: bool = field(
+        default=False, metadata={"help": "ask each value's cited box and confidence (settings.citations.enabled)"}
+    )
     base_url: str = field(default="https://platform.reducto.ai", metadata={"help": "API address"})
 
     def __post_init__(self) -> None:
@@ -62,7 +66,7 @@ class Reducto(Adapter):
                 "instructions": instructions,
                 "settings": {
                     "deep_extract": True,
-                    "citations": {"enabled": False},
+                    "citations": {"enabled": self.citations},
                     "alpha": {"deep_extract_model": self.deep_extract_model},
                 },
             }
@@ -107,11 +111,15 @@ class Reducto(Adapter):
         except (SystemFailed, KeyError, TypeError, AttributeError, StopIteration):
             return None
 
+    def cites(self, raw: Any) -> list[Cite]:
+        """Each cited value's box (a share of its page) and extract confidence (docs/grounding.md)."""
+        return _citing.reducto(raw)
+
     def read(self, raw: Any) -> dict[str, Any]:
         result = raw.get("result") if isinstance(raw, dict) else None
         if isinstance(result, dict) and "result" in result:
             result = result["result"]
-        merged = merge_answers(result)
+        merged = merge_answers(_citing.reducto_unwrap(result) if self.citations else result)
         if merged is None:
             raise SystemFailed(f"reducto's result holds no extraction: {json.dumps(result)[:300]}")
         return merged

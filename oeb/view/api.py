@@ -138,6 +138,7 @@ class View:
         schema = dict(self._row(doc_id).schema)
         for verdict, located in zip(verdicts, document.locate_sides(pages, verdicts, schema), strict=True):
             verdict["located"] = located
+        self._ground(run, doc_id, verdicts)
         line = next(line for line in run.lines if line["id"] == doc_id)
         return {
             "doc_id": doc_id,
@@ -151,6 +152,38 @@ class View:
             "fields": document.fields_json(schema, (verdict["path"] for verdict in verdicts)),
             "verdicts": verdicts,
         }
+
+    def _ground(self, run: Run, doc_id: str, verdicts: list[dict[str, Any]]) -> None:
+        """Each verdict's `cited` place (page, bbox) and `grounding` category, when the run's system
+        cited values (docs/grounding.md); the evidence is the report's: every place the locator
+        finds the gold value printed."""
+        from oeb.grounding.verdicts import Cited, category
+        from oeb.report.grounding import document_evidence
+
+        try:
+            url = storage.join(run.url, SCORER, "grounding.parquet")
+            columns = ["address", "page", "x0", "y0", "x1", "y1"]
+            rows = storage.read_parquet(url, columns, filters=[("doc_id", "==", doc_id)]).to_pylist()
+        except StorageNotFoundError:
+            return
+        cited = {
+            row["address"]: Cited(
+                row["page"], None if row["x0"] is None else (row["x0"], row["y0"], row["x1"], row["y1"])
+            )
+            for row in rows
+            if row["page"] is not None
+        }
+        if not cited:
+            return
+        evidence = document_evidence(self.dataset(), doc_id)
+        for verdict in verdicts:
+            place = cited.get(verdict["address"])
+            if place is not None:
+                verdict["cited"] = {
+                    "page": place.page,
+                    "bbox": None if place.box is None else [round(v, 1) for v in place.box],
+                }
+            verdict["grounding"] = category(verdict["result"], place, evidence.get(verdict["address"]))
 
     def documents_json(self, label: str | None) -> list[dict[str, Any]]:
         """`GET /api/documents?run=LABEL`: every document of the run, in its order, with its suite,
@@ -208,6 +241,16 @@ class View:
             "schema": dict(self._row(doc_id).schema),
             "counts": {path: dict(kinds) for path, kinds in counts.items()},
         }
+
+    def calibration_json(self) -> dict[str, Any]:
+        """`/api/calibration`: `oeb report --calibration --format json` over the runs shown, with each
+        run's risk-coverage curve and reliability diagram (docs/grounding.md)."""
+        from oeb.report.calibration import calibration
+
+        answer = calibration(self.runs)
+        for name, run in zip(self.labels, answer["runs"], strict=True):
+            run["name"] = name
+        return answer
 
     def audit_json(self) -> list[dict[str, Any]]:
         """`GET /api/audit` (with --audit): the gold audit's findings, as `oeb audit --format json`."""

@@ -38,7 +38,7 @@ STATIC = {
     if entry.is_file() and entry.name != "shell.html"
 }
 """The front end's files by name: a request names one of these or gets a 404 (no path is joined)."""
-_TOP_PAGES = ("board", "fields", "document_list", "audit", "slices")
+_TOP_PAGES = ("board", "fields", "document_list", "audit", "slices", "calibration")
 """Pages one level deep that draw themselves from the API (a new page: a Rule, a name here, a view in
 app.js)."""
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
@@ -52,6 +52,7 @@ _ROUTES = Map(
         Rule("/schema/<path:doc_id>", endpoint="schema"),
         Rule("/audit", endpoint="audit"),
         Rule("/slices", endpoint="slices"),
+        Rule("/calibration", endpoint="calibration"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
         Rule("/api/fields", endpoint="api_fields"),
@@ -61,6 +62,7 @@ _ROUTES = Map(
         Rule("/api/audit", endpoint="api_audit"),
         Rule("/api/slices", endpoint="api_slices"),
         Rule("/api/mix", endpoint="api_mix"),
+        Rule("/api/calibration", endpoint="api_calibration"),
         Rule("/pages/<path:doc_id>/<int:page>.png", endpoint="page"),
         Rule("/review", endpoint="review"),
         Rule("/adjudications", endpoint="adjudications"),
@@ -236,6 +238,7 @@ class App:
             "api_audit": view.audit_json,
             "api_slices": lambda: _slices(view, request.args.get("trait")),
             "api_mix": lambda: view.slicing.mix_json(view),
+            "api_calibration": view.calibration_json,
         }[endpoint]
         return _json_response(answer())
 

@@ -13,6 +13,7 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
     api/audit.json                            GET /api/audit (with --audit)
     slices.html, api/slices.json              GET /api/slices (the traits)
+    calibration.html, api/calibration.json    GET /api/calibration
     api/slices/<T>.json                       GET /api/slices?trait=TRAIT (T: the trait's place in slices.json)
     api/runs/<N>/slices/<T>/<V>.json          GET /api/fields?run=LABEL&trait=TRAIT&value=VALUE (V: the value's
                                               place in the trait's values in slices.json)
@@ -79,11 +80,13 @@ def export(view: View, folder: str) -> int:
         ("fields", "fields.html"),
         ("document_list", "documents.html"),
         ("audit", "audit.html"),
+        ("calibration", "calibration.html"),
     )
     for page, path in tops:
         if page != "audit" or view.audit:
             put(path, shell(page, static=True, root="", audit=view.audit).encode())
     put("api/runs.json", to_json(view.runs_json()))
+    put("api/calibration.json", to_json(view.calibration_json()))
     if view.audit:
         put("api/audit.json", to_json(view.audit_json()))
     for number, label in enumerate(view.labels):

@@ -53,7 +53,7 @@ def test_the_example_config_is_a_complete_mock_config() -> None:
     ("sets", "says"),
     [
         (["rows.sampel=3"], "no key rows.sampel; did you mean rows.sample?"),
-        (["system.mock.nosuch=1"], "system.mock has calls_log, fabricated, gold,"),
+        (["system.mock.nosuch=1"], "system.mock has calls_log, cite, cite_wrong, confidence, fabricated, gold,"),
         (["rows.only.x=1"], "rows.only has nothing"),
         (["rows"], "write path=value, e.g. rows.sample=5"),
         (["timeout=abc"], "timeout must be a number, not 'abc'"),
@@ -211,6 +211,16 @@ def test_resume_refuses_another_question(config: Path, tmp_path: Path, sets: lis
     assert engine.plan_resume(plan.folder.url, ["timeout=60", "workers=1"]).settings["timeout_s"] == 60.0
 
 
+def test_resume_takes_an_option_added_since_the_folder_was_written_at_its_default(config: Path, tmp_path: Path) -> None:
+    plan = _launched(config, tmp_path)
+    older = {**plan.settings, "options": {k: v for k, v in plan.settings["options"].items() if k != "cite"}}
+    plan.folder.write_settings(older)  # the mock's `cite` option came later
+    assert engine.plan_resume(plan.folder.url).settings["options"]["cite"] is False
+    plan.folder.write_settings({**older, "options": {**older["options"], "cite": True}})  # not the default
+    with pytest.raises(ResumeMismatch, match="other options"):
+        engine.plan_resume(plan.folder.url)
+
+
 def test_resume_and_grade_refuse_folders_that_are_not_runs(capsys, config: Path, tmp_path: Path) -> None:
     code, _, err = _oeb(capsys, "resume", str(tmp_path / "nothing"))
     assert code == 1 and "has no config.yaml" in err
@@ -250,7 +260,7 @@ def test_a_config_with_five_problems_prints_five_lines(tmp_path: Path, capsys) -
         "timeout must be greater than 0, not -1",
         "system.mock: mock has no option 'seeds' (did you mean 'seed'?); its options are: gold, seed, misread, "
         "unfound, fabricated, invented_item, invented_field, latency, rate_limit, retry_after, server_error, "
-        "timeout, malformed, usd, calls_log",
+        "timeout, malformed, usd, cite, cite_wrong, confidence, calls_log",
         "system.mock: option 'latency' of mock takes float, not 'slow' (str)",
     ]
     assert not (tmp_path / "runs").exists()

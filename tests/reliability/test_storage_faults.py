@@ -71,7 +71,23 @@ def _transients() -> list[Exception]:
         httpx2.ConnectError("refused"),
         ConnectionResetError(errno.ECONNRESET, "reset"),
         TimeoutError("timed out"),
+        _closed_unanswered(),
     ]
+
+
+def _closed_unanswered() -> Exception:
+    """A connection the server closed before any answer, as botocore raises it through aiohttp:
+    `HTTPClientError` ("400, message='Bad status line'"), a status aiohttp's parser made up."""
+    import aiohttp
+    from aiohttp.http_exceptions import BadStatusLine
+    from botocore.exceptions import HTTPClientError
+    from yarl import URL
+
+    request = aiohttp.RequestInfo(URL("http://127.0.0.1:9/b/k"), "GET", {}, URL("http://127.0.0.1:9/b/k"))  # type: ignore[arg-type]
+    parsed = _wrapped(
+        BadStatusLine(""), aiohttp.ClientResponseError(request, (), status=400, message="Bad status line")
+    )
+    return _wrapped(parsed, HTTPClientError(error=parsed))
 
 
 def _permanents() -> list[Exception]:
@@ -323,7 +339,9 @@ def test_storage_that_stays_down_stops_the_run_keeping_answers_and_resume_finish
     url = run.split("oeb resume ")[-1].strip()
     resumed = _oeb(["resume", url, "-y"], env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"saved {len(spilled)} answers and 0 job handles from the spill folder {kept}" in resumed.stderr
+    assert f"saved {len(spilled)} answers, 0 job handles and 0 provider batches from the spill folder {kept}" in (
+        resumed.stderr
+    )
     with proxy.lock:
         proxy.rate = 0.0
     _assert_whole(url)
@@ -391,6 +409,35 @@ def test_a_hub_dataset_is_read_whole_through_a_flaky_hub(fake_hub, tmp_path: Pat
     assert proxy.failed() > 0, "the proxy injected no fault: the test proves nothing"
 
 
+def test_a_hub_that_accepts_and_never_answers_is_asked_again_within_the_timeout(
+    fake_hub, tmp_path: Path, monkeypatch
+) -> None:
+    """Pinning (`dataset_info`), listing a published folder (`list_repo_tree`) and reading a file each
+    meet a stalled first request: cut at the storage timeout and tried again, never a wait forever."""
+    from fixtures.datasets import publish
+
+    from oeb import _hub
+    from oeb.publish.destination import HubDestination
+
+    url = publish(fake_hub, Path(SAMPLE_DATASET), f"acme/stalled-{uuid.uuid4().hex[:8]}")
+    with FaultProxy(fake_hub.endpoint, stall_s=60, seed=3) as proxy:
+        monkeypatch.setenv("HF_ENDPOINT", proxy.url)
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setenv(_retry.TIMEOUT_ENV, "0.5")
+        monkeypatch.setenv(_retry.RETRY_ENV, "30")
+        location = _hub.parse_location(url)
+        started = time.monotonic()
+        proxy.scripted = ["stall"]
+        commit = _hub.commit_of(location)
+        proxy.scripted = ["stall"]
+        manifest = storage.read_bytes(storage.join(location.url(commit), "manifest.parquet"))
+        proxy.scripted = ["stall"]
+        assert HubDestination(url, location, commit).unchanged({"manifest.parquet": manifest}) == {"manifest.parquet"}
+        assert manifest.startswith(b"PAR1")
+        assert time.monotonic() - started < 15, "a stalled Hub request was waited out"
+    assert proxy.faults["stall"] == 3
+
+
 def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: FaultProxy) -> None:
     from oeb.run.folder.lock import LOCK_NAME, hold
 
@@ -401,6 +448,17 @@ def test_a_lock_whose_put_was_stored_but_whose_answer_was_lost_is_held(proxy: Fa
         assert storage.exists(storage.join(url, LOCK_NAME))
     assert proxy.faults["reset_after"] == 1
     assert not storage.exists(storage.join(url, LOCK_NAME))
+
+
+def test_a_lock_whose_release_meets_throttling_and_a_closed_connection_is_released(proxy: FaultProxy) -> None:
+    from oeb.run.folder.lock import LOCK_NAME, hold
+
+    url = f"s3://{S3_BUCKET}/lock-{uuid.uuid4().hex[:8]}"
+    with hold(url, "oeb grade") as lock:
+        lock.check()
+        proxy.scripted = ["503", "close", "reset_after"]  # the DELETE: throttled, unanswered, done unheard
+    assert proxy.faults == {"503": 1, "close": 1, "reset_after": 1}
+    assert not storage.exists(storage.join(url, LOCK_NAME)), "the lock was left behind"
 
 
 def test_answers_no_disk_takes_are_counted_and_their_job_handles_printed(tmp_path: Path, monkeypatch, caplog) -> None:

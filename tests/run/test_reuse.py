@@ -154,3 +154,16 @@ def test_what_is_not_a_run_or_cannot_be_read_is_refused_in_one_line(tmp_path: Pa
 def test_an_unreachable_bucket_is_refused_in_one_line(s3_env) -> None:
     with pytest.raises(RunFolderError, match=r"^--reuse s3://no-such-bucket-oeb/runs: "):
         ReuseIndex.load(["s3://no-such-bucket-oeb/runs"])
+
+
+def test_a_run_written_before_an_option_existed_is_reused_as_at_that_options_default(
+    tmp_path: Path, many_rows: Path
+) -> None:
+    config = _config("reducto", many_rows)
+    url = _write_run(str(tmp_path / "reducto-1"), config, many_rows)
+    settings = storage.read_json(storage.join(url, "settings.json"))
+    del settings["options"]["citations"]  # reducto's citations option came later
+    storage.write_json(storage.join(url, "settings.json"), settings)
+    index = ReuseIndex.load([url])
+    assert len(_found(index, config, many_rows)) == 40
+    assert _found(index, _config("reducto", many_rows, citations=True), many_rows) == {}  # not the default

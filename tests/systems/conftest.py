@@ -3,12 +3,16 @@ which runs the real adapter through `oeb.systems.predict` with tiny waits."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from oeb.dataset import SAMPLE_DATASET
 from oeb.systems import Question, RetryPolicy, azure_cu, get, predict, question_schema
 from systems.fake_vendor import FakeVendor
 from systems.vendors import SCHEMA, VENDORS, Vendor
@@ -18,6 +22,8 @@ FAST = RetryPolicy(backoff=0.01, jitter=0.0, poll_backoff=0.01, max_poll_backoff
 so every test runs in well under a second; the failed polls too, since a test that outlasts them sends
 that many (60 cost 3 s per vendor)."""
 KEY = "sk-sentinel-0123456789abcdef"
+DOCUMENTS = 30
+"""Documents of the `thirty` dataset."""
 PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
 
 
@@ -52,6 +58,28 @@ def vendor(request: pytest.FixtureRequest, fake: FakeVendor, monkeypatch: pytest
     case.install(fake)
     monkeypatch.setenv(case.key, KEY)
     return case
+
+
+@pytest.fixture(scope="module")
+def thirty(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample's 12 documents copied to 30, each PDF made distinct by a trailing comment."""
+    folder = tmp_path_factory.mktemp("thirty")
+    sample = Path(SAMPLE_DATASET)
+    table = pq.read_table(sample / "manifest.parquet").to_pylist()
+    rows = []
+    for n in range(DOCUMENTS):
+        row = dict(table[n % len(table)])
+        doc_id = f"{row['doc_id']}-{n}"
+        pdf, gold = folder / "pdfs" / f"{doc_id}.pdf", folder / "gold" / f"{doc_id}.json"
+        pdf.parent.mkdir(exist_ok=True)
+        gold.parent.mkdir(exist_ok=True)
+        pdf.write_bytes((sample / row["doc_path"]).read_bytes() + f"\n% copy {n}\n".encode())
+        shutil.copy(sample / row["gt_path"], gold)
+        rows.append(row | {"doc_id": doc_id, "doc_path": f"pdfs/{doc_id}.pdf", "gt_path": f"gold/{doc_id}.json"})
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=pq.read_schema(sample / "manifest.parquet")), folder / "manifest.parquet"
+    )
+    return folder
 
 
 Ask = Callable[..., dict[str, Any]]

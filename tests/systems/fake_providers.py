@@ -6,14 +6,20 @@ and counts every document it was sent (`sent`: in a single request or inside a b
 which is what a run paid for. Batches end at their `polls`-th poll; `hold()` keeps every batch in
 progress (a test kills the run meanwhile), `expire_next` makes the next batch expire unanswered,
 and `errors` names documents whose first batched request fails with an overload (sent again).
+`lose_next` takes the next batch and loses the answer to its create (a reset, or a proxy's 502);
+`fail_next` makes the next batch fail as a whole with the provider's code and message. Each fake
+lists its batches as its provider does (OpenAI's `GET /v1/batches` with the `metadata` oeb set,
+Anthropic's list by creation time and request counts, Gemini's `batches.list` with display names).
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import itertools
 import json
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +36,25 @@ class FakeBatch:
     polls: int = 0
     expire: bool = False
     errored: set[str] = field(default_factory=set)
+    batch_id: str = ""
+    label: str = ""
+    """What the create named it by: OpenAI's `metadata`, Gemini's display name (JSON text)."""
+    created: float = field(default_factory=time.time)
+    fail: tuple[Any, str] | None = None
+    """(code, message) of a failure of the whole batch."""
+
+
+def rfc3339(moment: float) -> str:
+    return datetime.datetime.fromtimestamp(moment, datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+def page(batches: list[FakeBatch], after: str | None, size: int) -> tuple[list[FakeBatch], bool]:
+    """A page of the batches newest first, after the one named (a cursor), and whether more follow."""
+    ordered = sorted(batches, key=lambda b: (b.created, b.batch_id), reverse=True)
+    if after is not None:
+        ids = [b.batch_id for b in ordered]
+        ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+    return ordered[:size], len(ordered) > size
 
 
 class Provider(GoldVendor):
@@ -42,6 +67,10 @@ class Provider(GoldVendor):
         self.sent: Counter[str] = Counter()
         self.creates = 0
         self.expire_next = False
+        self.lose_next: Reply | None = None
+        self.fail_next: tuple[Any, str] | None = None
+        self.lists = 0
+        """Batch list requests answered."""
         self.errors: set[str] = set()
         self.holding = threading.Event()
         self._numbers = itertools.count(1)
@@ -65,16 +94,25 @@ class Provider(GoldVendor):
         self.sent[document.doc_id] += 1
         return document
 
-    def new_batch(self, entries: list[tuple[str, Any]]) -> str:
+    def new_batch(self, entries: list[tuple[str, Any]], label: Any = None) -> str:
         """Accept a batch of (custom id, request); its id."""
         requests = {custom_id: (self.taken(request), request) for custom_id, request in entries}
         batch_id = f"batch_{next(self._numbers)}"
         errored = {cid for cid, (doc, _) in requests.items() if doc.doc_id in self.errors}
         self.errors -= {requests[cid][0].doc_id for cid in errored}
-        self.batches[batch_id] = FakeBatch(requests, expire=self.expire_next, errored=errored)
+        self.batches[batch_id] = FakeBatch(
+            requests, expire=self.expire_next, errored=errored, batch_id=batch_id, label=json.dumps(label),
+            fail=self.fail_next,
+        )  # fmt: skip
         self.expire_next = False
+        self.fail_next = None
         self.creates += 1
         return batch_id
+
+    def created_answer(self, answer: Reply) -> Reply:
+        """The answer to a create the fake took: `lose_next` instead, once."""
+        lost, self.lose_next = self.lose_next, None
+        return answer if lost is None else lost
 
     def batch(self, batch_id: str) -> FakeBatch:
         if batch_id not in self.batches:
@@ -103,6 +141,7 @@ class OpenAI(Provider):
         self.route("POST", "/v1/chat/completions", lambda r: Reply(200, self.answer(self.taken(r.json()), r.json())))
         self.route("POST", "/v1/files", self.upload_file)
         self.route("POST", "/v1/batches", self.create)
+        self.route("GET", "/v1/batches", self.list_batches)
         self.route("GET", "/v1/batches/", self.poll, prefix=True)
         self.route("GET", "/v1/files/", self.content, prefix=True)
 
@@ -135,12 +174,28 @@ class OpenAI(Provider):
         body = request.json()
         assert body["endpoint"] == "/v1/chat/completions" and body["completion_window"] == "24h"
         lines = [json.loads(line) for line in self.uploaded(body["input_file_id"]).splitlines() if line.strip()]
-        batch_id = self.new_batch([(line["custom_id"], line["body"]) for line in lines])
-        return Reply(200, {"id": batch_id, "object": "batch", "status": "validating"})
+        batch_id = self.new_batch([(line["custom_id"], line["body"]) for line in lines], body.get("metadata"))
+        return self.created_answer(Reply(200, self.described(self.batches[batch_id], "validating")))
+
+    def described(self, batch: FakeBatch, status: str) -> dict[str, Any]:
+        return {"id": batch.batch_id, "object": "batch", "status": status, "created_at": int(batch.created),
+                "metadata": json.loads(batch.label), "endpoint": "/v1/chat/completions"}  # fmt: skip
+
+    def list_batches(self, request: Request) -> Reply:
+        """`GET /v1/batches`: newest first, `limit` a page, `after` a batch id as the cursor."""
+        self.lists += 1
+        found, more = page(list(self.batches.values()), request.query.get("after"), int(request.query.get("limit", 20)))
+        data = [self.described(b, "in_progress") for b in found]
+        return Reply(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+                           "last_id": data[-1]["id"] if data else None, "has_more": more})  # fmt: skip
 
     def poll(self, request: Request) -> Reply:
         batch_id = request.path.rsplit("/", 1)[1]
         batch, ended = self.polled(batch_id)
+        if batch.fail is not None:
+            code, message = batch.fail
+            errors = {"object": "list", "data": [{"code": code, "message": message, "param": None, "line": None}]}
+            return Reply(200, self.described(batch, "failed") | {"errors": errors, "request_counts": {"total": 0}})
         if not ended:
             return Reply(
                 200, {"id": batch_id, "status": "in_progress", "request_counts": {"total": len(batch.requests)}}
@@ -174,6 +229,7 @@ class Anthropic(Provider):
     def install(self) -> None:
         self.route("POST", "/v1/messages", lambda r: Reply(200, self.answer(self.taken(r.json()), r.json())))
         self.route("POST", "/v1/messages/batches", self.create)
+        self.route("GET", "/v1/messages/batches", self.list_batches)
         self.route("GET", "/v1/messages/batches/", self.poll, prefix=True)
 
     def pdf_and_schema(self, request: Any) -> tuple[bytes, Any]:
@@ -198,7 +254,21 @@ class Anthropic(Provider):
         assert request.headers.get("anthropic-version") == "2023-06-01"
         entries = [(item["custom_id"], item["params"]) for item in request.json()["requests"]]
         batch_id = self.new_batch(entries)
-        return Reply(200, {"id": batch_id, "type": "message_batch", "processing_status": "in_progress"})
+        return self.created_answer(Reply(200, self.described(self.batches[batch_id])))
+
+    def described(self, batch: FakeBatch) -> dict[str, Any]:
+        counts = {"processing": len(batch.requests), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        return {"id": batch.batch_id, "type": "message_batch", "processing_status": "in_progress",
+                "created_at": rfc3339(batch.created), "request_counts": counts}  # fmt: skip
+
+    def list_batches(self, request: Request) -> Reply:
+        """`GET /v1/messages/batches`: newest first, `limit` a page, `after_id` the cursor."""
+        self.lists += 1
+        size = int(request.query.get("limit", 20))
+        found, more = page(list(self.batches.values()), request.query.get("after_id"), size)
+        data = [self.described(b) for b in found]
+        return Reply(200, {"data": data, "has_more": more, "first_id": data[0]["id"] if data else None,
+                           "last_id": data[-1]["id"] if data else None})  # fmt: skip
 
     def poll(self, request: Request) -> Reply:
         parts = request.path.split("/")
@@ -233,6 +303,7 @@ class Google(Provider):
 
     def install(self) -> None:
         self.route("POST", "/v1beta/models/", self.models, prefix=True)
+        self.route("GET", "/v1beta/batches", self.list_batches)
         self.route("GET", "/v1beta/batches/", self.poll, prefix=True)
         self.route("POST", "/upload/v1beta/files", self.upload_file)
         self.route("GET", "/download/v1beta/files/", self.download, prefix=True)
@@ -279,13 +350,36 @@ class Google(Provider):
             self.from_files += 1
         else:
             pairs = [(entry["metadata"]["key"], entry["request"]) for entry in source["requests"]["requests"]]
-        batch_id = self.new_batch(pairs)
-        return Reply(200, {"name": f"batches/{batch_id}", "metadata": {"state": "BATCH_STATE_PENDING"}})
+        batch_id = self.new_batch(pairs, body["batch"]["display_name"])
+        return self.created_answer(Reply(200, self.described(self.batches[batch_id], "BATCH_STATE_PENDING")))
+
+    def described(self, batch: FakeBatch, state: str) -> dict[str, Any]:
+        metadata = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+            "displayName": json.loads(batch.label),
+            "createTime": rfc3339(batch.created),
+            "state": state,
+        }
+        return {"name": f"batches/{batch.batch_id}", "metadata": metadata}  # fmt: skip
+
+    def list_batches(self, request: Request) -> Reply:
+        """`batches.list`: `pageSize` a page, `pageToken` the last batch id of the page before."""
+        self.lists += 1
+        size = int(request.query.get("pageSize", 20))
+        found, more = page(list(self.batches.values()), request.query.get("pageToken"), size)
+        answer: dict[str, Any] = {"operations": [self.described(b, "BATCH_STATE_RUNNING") for b in found]}
+        if more:
+            answer["nextPageToken"] = found[-1].batch_id
+        return Reply(200, answer)
 
     def poll(self, request: Request) -> Reply:
         batch_id = request.path.rsplit("/", 1)[1]
         batch, ended = self.polled(batch_id)
         name = f"batches/{batch_id}"
+        if batch.fail is not None:
+            code, message = batch.fail
+            failed = self.described(batch, "BATCH_STATE_FAILED")
+            return Reply(200, failed | {"done": True, "error": {"code": code, "message": message}})
         if not ended:
             return Reply(200, {"name": name, "metadata": {"state": "BATCH_STATE_RUNNING"}})
         if batch.expire:

@@ -55,9 +55,10 @@ def test_systems_shows_options_defaults_and_the_key(capsys: pytest.CaptureFixtur
     assert "max_output_tokens" in out and "None" in out and "\nmodel " not in out
     assert "export OPENROUTER_API_KEY" in out and "OPENAI_API_KEY" in out
     assert "choices: openrouter, openai, anthropic, google" in out and "ANTHROPIC_API_KEY" in out
-    options = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:11]}
+    options = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:12]}
     assert {k: options[k] for k in ("batch", "batch_discount", "poll_max", "usd_per_mtok_in")} == {
         "batch": "False", "batch_discount": "0.5", "poll_max": "300.0", "usd_per_mtok_in": "None"}  # fmt: skip
+    assert options["temperature"] == "None"  # the provider's default: not sent
     written = init_text("anthropic/claude-opus-5")  # what oeb init prints
     assert "provider: openrouter" in written and "batch: false" in written and "poll_max: 300.0" in written
     cli.main(["systems", "datalab"])
@@ -68,12 +69,13 @@ def test_systems_reducto_lists_each_option_with_its_default_and_the_key(capsys: 
     assert cli.main(["systems", "reducto"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("Reducto deep extract")
-    defaults = {line.split()[0]: line.split()[1] for line in lines[1:6]}
+    defaults = {line.split()[0]: line.split()[1] for line in lines[1:7]}
     assert defaults == {
         "deep_extract_model": "'v2'",
         "system_prompt": "''",
         "agentic_table_mode": "'max'",
         "poll_interval": "5",
+        "citations": "False",
         "base_url": "'https://platform.reducto.ai'",
     }
     assert "choices: default, max" in lines[3]

@@ -47,11 +47,13 @@ def test_options_are_plain_json_in_declaration_order() -> None:
         "completion_model": "gpt-4.1-mini",
         "api_version": "2025-05-01-preview",
         "poll_interval": 3.0,
+        "citations": False,
     }
     assert list(get("reducto").options()) == [
         "deep_extract_model",
         "system_prompt",
         "agentic_table_mode",
         "poll_interval",
+        "citations",
         "base_url",
     ]

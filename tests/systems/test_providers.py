@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,13 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from oeb.batch import files
-from oeb.dataset import SAMPLE_DATASET, open_dataset
+from oeb.dataset import open_dataset
 from oeb.errors import BudgetReached, ConfigError, RunFolderError
 from oeb.run import engine
 from oeb.run.plan.config import init_tree, load_config
@@ -32,34 +29,11 @@ from oeb.systems.llm import PROVIDERS
 from oeb.systems.providers import google
 from oeb.systems.providers.anthropic import Anthropic
 from systems import fake_providers
-from systems.conftest import FAST, KEY
+from systems.conftest import DOCUMENTS, FAST, KEY
 from systems.fake_vendor import FakeVendor, Reply
 
 IN, OUT = 5.0, 25.0
 """The standard prices the tests set, dollars per million tokens."""
-DOCUMENTS = 30
-
-
-@pytest.fixture(scope="module")
-def thirty(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample's 12 documents copied to 30, each PDF made distinct by a trailing comment."""
-    folder = tmp_path_factory.mktemp("thirty")
-    sample = Path(SAMPLE_DATASET)
-    table = pq.read_table(sample / "manifest.parquet").to_pylist()
-    rows = []
-    for n in range(DOCUMENTS):
-        row = dict(table[n % len(table)])
-        doc_id = f"{row['doc_id']}-{n}"
-        pdf, gold = folder / "pdfs" / f"{doc_id}.pdf", folder / "gold" / f"{doc_id}.json"
-        pdf.parent.mkdir(exist_ok=True)
-        gold.parent.mkdir(exist_ok=True)
-        pdf.write_bytes((sample / row["doc_path"]).read_bytes() + f"\n% copy {n}\n".encode())
-        shutil.copy(sample / row["gt_path"], gold)
-        rows.append(row | {"doc_id": doc_id, "doc_path": f"pdfs/{doc_id}.pdf", "gt_path": f"gold/{doc_id}.json"})
-    pq.write_table(
-        pa.Table.from_pylist(rows, schema=pq.read_schema(sample / "manifest.parquet")), folder / "manifest.parquet"
-    )
-    return folder
 
 
 @pytest.fixture(params=sorted(fake_providers.PROVIDERS))
@@ -244,6 +218,17 @@ def test_polls_back_off_from_poll_interval_to_poll_max(
     assert len(polls) >= 6 and waits[:5] == pytest.approx([0.1, 0.2, 0.4, 0.4, 0.4], abs=0.09)  # a loaded machine
 
 
+def _handles(root: Path) -> list[str]:
+    """The provider batch ids written in the run folders under `root` (an intent holds none yet)."""
+    found = []
+    for path in root.glob("runs/*/batches/*.json"):
+        try:
+            found.append(json.loads(path.read_text())["handle"]["batch_id"])
+        except (ValueError, KeyError):
+            continue
+    return found
+
+
 def _cpu_seconds(pid: int) -> float:
     """The user and system CPU time a process has used, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -262,7 +247,7 @@ def test_a_run_killed_while_its_batches_are_in_flight_is_resumed_sending_nothing
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not list(tmp_path.glob("runs/*/batches/*.json")) and time.monotonic() < deadline:
+        while not (served.creates and _handles(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert served.creates == 1, "the run sent its batch"
         before = _cpu_seconds(run.pid)

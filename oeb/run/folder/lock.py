@@ -20,7 +20,9 @@ import datetime
 import errno
 import fcntl
 import json
+import logging
 import os
+import random
 import secrets
 import socket
 import threading
@@ -32,13 +34,18 @@ from typing import Protocol
 
 from fsspec.asyn import sync  # type: ignore[import-untyped]  # fsspec ships no type information
 
-from oeb import storage
+from oeb import _retry, storage
 from oeb.errors import LockExpired, LockLost, RunLocked, StorageError, StorageNotFoundError
 
 LOCK_NAME = ".oeb-lock"
+log = logging.getLogger(__name__)
+
 HEARTBEAT_SECONDS = 10.0
 STALE_SECONDS = 60.0
 """An s3:// lock not renewed for this long is taken over (clocks of the hosts must agree to a few seconds)."""
+RELEASE_SECONDS = 30.0
+"""How long a release keeps trying through throttling and lost answers (at most `storage.retry_s`): a
+lock left behind holds up the next command for `STALE_SECONDS`."""
 
 
 class FolderLock(Protocol):
@@ -276,8 +283,22 @@ class _ObjectLock:
         self._beat.join()
         if self.lost:
             return
-        with contextlib.suppress(OSError):  # gone, or no longer ours: nothing to release
-            self.fs.call_s3("delete_object", Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
+        deadline = time.monotonic() + min(RELEASE_SECONDS, _retry.retry_seconds())  # storage down: not longer
+        while True:  # a conditional DELETE repeated after a lost answer finds the lock gone: released
+            try:
+                self.fs.call_s3("delete_object", Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
+                return
+            except Exception as error:
+                transient = _retry.fault(error) == "transient"
+                if not transient and isinstance(error, OSError):
+                    return  # gone, or no longer ours: nothing to release
+                if not transient:
+                    raise
+                if time.monotonic() >= deadline:
+                    log.warning("%s: the lock could not be released (%s); it is free once stale, %g s after its last "
+                                "heartbeat", self.url, error, STALE_SECONDS)  # fmt: skip
+                    return
+                time.sleep(random.uniform(0.0, 0.5))
 
 
 def holder(url: str) -> Holder | None:

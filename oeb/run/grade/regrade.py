@@ -19,16 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from oeb import storage
-from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
-from oeb.errors import OebError, RunFolderError, StorageError
+from oeb.dataset import DEFAULT_MANIFEST, FOLDER_SCHEMES, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
+from oeb.errors import AdjudicationError, OebError, RunFolderError, StorageError
 from oeb.gold.check import applying
 from oeb.gold.derivation import for_system, read_draft
+from oeb.gold.entries import NONE
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import pages
 from oeb.run.grade.results import SCORER
 from oeb.run.grade.stage import Graded, Grader
-from oeb.run.plan.config import Rows
+from oeb.run.plan.config import Rows, read_tree
 from oeb.run.plan.selection import select
 
 log = logging.getLogger(__name__)
@@ -113,8 +114,10 @@ def regrade(
                     lock.enter_context(folder.locked("oeb grade", force=force_unlock))
                     if out is not None:
                         copy_run(url, folder.url)
-                    draft = read_draft(dataset)  # the dataset's own file, when it has one, and a draft's exclusions
-                    adjudicated = for_system(applying(None, dataset), draft, folder.settings() or {})
+                    draft = read_draft(dataset)  # and, on a drafted gold, the values this run helped decide
+                    adjudicated = for_system(
+                        applying(configured_adjudications(folder), dataset), draft, folder.settings() or {}
+                    )
                     grader = lock.enter_context(
                         Grader(
                             folder,
@@ -152,12 +155,14 @@ def grade_folder(
 ) -> Graded:
     """Grade a run folder, or a brought folder of predictions, against its dataset, holding the
     folder's lock; in this process or on Ray as `oeb.run.cluster.session` decides for its size. The
-    adjudication file (`adjudications`, else the dataset's own) is checked before anything is graded."""
+    adjudication file (`adjudications`, else the one the folder's config.yaml names, else the dataset's
+    own) is checked before anything is graded."""
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
     if opened.goldless:
         raise opened.no_gold()
     draft = read_draft(opened)
-    adjudicated = for_system(applying(adjudications, opened), draft, folder.settings() or {})
+    given = adjudications if adjudications is not None else configured_adjudications(folder)
+    adjudicated = for_system(applying(given, opened), draft, folder.settings() or {})
     with (
         folder.locked("oeb grade", force=force_unlock),
         session(address, worker_env(), documents=len(rows), work=_work(folder)),
@@ -174,6 +179,26 @@ def grade_folder(
         ) as grader,
     ):
         return grader.finish()
+
+
+def configured_adjudications(folder: RunFolder) -> str | None:
+    """The adjudication file the folder's config.yaml names (`dataset.adjudications`; None: it names
+    none, or the folder has no config oeb reads), refused in one line unless it is `none`, a local
+    path, s3:// or hf://: a folder from a stranger must not make oeb fetch a URL of its choice."""
+    try:
+        named = read_tree(folder.path("config.yaml")).get("dataset")
+    except OebError:  # a brought folder, or a config.yaml oeb cannot read: grading never needed it
+        return None
+    given = named.get("adjudications") if isinstance(named, dict) else None
+    if given is None:
+        return None
+    scheme, separator, _ = given.partition("://") if isinstance(given, str) else ("", "", "")
+    if not isinstance(given, str) or not given.strip() or (separator and scheme.lower() not in FOLDER_SCHEMES):
+        raise AdjudicationError(
+            f"{folder.url}/config.yaml names the adjudication file {given!r}, which oeb does not read on a run "
+            f"folder's word (only {NONE}, a local path, s3:// or hf://); if you trust it: --adjudications URL"
+        )
+    return given
 
 
 def _work(folder: RunFolder) -> int:

@@ -36,7 +36,7 @@ from oeb.gold.derivation import summary as draft_summary
 from oeb.gold.entries import Adjudications
 from oeb.run.cluster import session as cluster
 from oeb.run.folder.run_folder import RunFolder
-from oeb.run.grade import pages
+from oeb.run.grade import grounding, pages
 from oeb.run.grade.provenance import provenance
 from oeb.run.grade.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
 from oeb.run.grade.scheduler import session_queue
@@ -141,6 +141,7 @@ class Grader:
         """The documents handed over by `add`, each with its record's cost (all that `finish` needs of it)."""
         self._known: tuple[dict[str, int], dict[str, int]] | None = None
         self._verdicts = _Verdicts()
+        self._cites = grounding.Cites()
         self._queue = session_queue()
 
     def __enter__(self) -> Grader:
@@ -163,6 +164,7 @@ class Grader:
         if record.get("unread"):
             return  # read again at the end
         self._added[doc_id] = {"cost": record.get("cost")}
+        self._cites.take(doc_id, record)
         if record.get("error"):
             self.lines[doc_id] = _failed_line(row, _error_text(record["error"]))
             return
@@ -319,6 +321,13 @@ class Grader:
         storage.write_parquet(storage.join(results, "scores.parquet"), scores_table(ordered))
         storage.write_bytes(storage.join(results, "verdicts.parquet"), self._verdicts.parquet([r.doc_id for r in rows]))
         pages.write(folder.url, self.dataset, rows, records)  # paths and page counts for reports
+        cited = grounding.write(folder.url, self.dataset, rows, records, self._cites)  # citations and confidences
+        if cited.rows:
+            summary["grounding"] = {
+                "rows": len(cited.rows),
+                "invalid_citations": cited.invalid_citations,
+                "invalid_confidences": cited.invalid_confidences,
+            }
         storage.write_json(storage.join(results, "summary.json"), summary)
         cost = total_cost(records[row.doc_id] for row in rows if row.doc_id in records)
         log.info("%s", scored_line(folder.name, ordered, self.rescored))

@@ -17,18 +17,30 @@ from oeb.errors import ConfigError
 
 Path = tuple[str, ...]
 
+SHORT = {"dataset": ("url", "adjudications")}
+"""Keys a config may write short, as a string standing for one key of their mapping (`dataset: URL`
+is `dataset: {url: URL, adjudications: null}`): a `--set` under such a key widens it first."""
+
 
 def apply_sets(tree: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """The config tree with each `path=value` applied in order (the tree is not modified)."""
     tree = yaml.safe_load(yaml.safe_dump(tree))  # a deep copy that stays plain YAML
     for assignment in assignments:
         path, value = parse_assignment(assignment)
+        _widen(tree, path)
         *parents, last = _resolve(tree, path)
         node = tree
         for key in parents:
             node = node[key]
         node[last] = value
     return tree
+
+
+def _widen(tree: dict[str, Any], path: str) -> None:
+    """The short form of the key `path` goes under, as its mapping (`SHORT`), in place."""
+    for key, (named, *others) in SHORT.items():
+        if path.startswith(f"{key}.") and isinstance(tree.get(key), str):
+            tree[key] = {named: tree[key]} | dict.fromkeys(others)
 
 
 def parse_assignment(assignment: str, flag: str = "--set", example: str = "rows.sample=5") -> tuple[str, Any]:

@@ -10,10 +10,7 @@ for the reference, or before budgets) gets the defaults.
 
 from __future__ import annotations
 
-import datetime
 import difflib
-import math
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +18,8 @@ import yaml
 
 from oeb import storage
 from oeb._yaml import load_yaml
-from oeb.errors import ConfigError, OebError, StorageFormatError, StorageNotFoundError
+from oeb.errors import AdjudicationError, ConfigError, OebError, StorageFormatError, StorageNotFoundError
+from oeb.run.plan._problems import Problems
 from oeb.run.plan._set import apply_sets
 from oeb.systems import Adapter, OptionError, get
 from oeb.systems._options import problems as option_problems
@@ -35,10 +33,13 @@ SCORERS = ("field_matching",)
 KEYS = ("dataset", "manifest", "scorers", "rows", "timeout", "workers", "budget", "system", "ray", "storage", "slices")
 ROW_KEYS = ("sample", "limit", "only")
 BUDGET_KEYS = ("usd", "credits")
-OPTIONAL_KEYS = ("budget", "storage", "slices")
+DATASET_KEYS = ("url", "adjudications")
+"""`dataset:` written as a mapping: the dataset's URL and the adjudication file grading applies."""
+OPTIONAL_KEYS = ("budget", "storage", "slices", "dataset.adjudications")
 """Keys a config may leave out: configs written before budgets existed run with no limit, before
 `storage` with the storage defaults; `slices` (bucket edges of document traits) is read by `oeb
-report --config` only (docs/slices.md)."""
+report --config` only (docs/slices.md); without `dataset.adjudications` the dataset's own
+adjudications.yaml applies when it has one (docs/adjudication.md)."""
 STORAGE_KEYS = ("retry_s",)
 RAY_KEYS = ("address", "actors", "rate_limit")
 RATE_KEYS = ("requests_per_second", "max_in_flight")
@@ -108,14 +109,20 @@ class Config:
     system: str
     ray: RayConfig
     budget: SpendLimit = SpendLimit()
+    adjudications: str | None = None
+    """`dataset.adjudications`: the adjudication file grading applies (any fsspec URL; `none`: the raw
+    gold; None: the dataset's own adjudications.yaml when it has one; `oeb.gold.check.applying`)."""
     retry_s: float | None = None
     """`storage.retry_s`: how long storage calls retry transient faults (None: `OEB_STORAGE_RETRY_S`,
     else 600 s; `oeb._retry`)."""
 
     def plain(self) -> dict[str, Any]:
         """The resolved config as config.yaml stores it (options re-emitted from the adapter)."""
+        dataset: str | dict[str, str] = self.dataset  # the short form unless it names a file
+        if self.adjudications is not None:
+            dataset = {"url": self.dataset, "adjudications": self.adjudications}
         return {
-            "dataset": self.dataset,
+            "dataset": dataset,
             "manifest": self.manifest,
             "scorers": {"field_matching": {}},
             "rows": {"sample": self.rows.sample, "limit": self.rows.limit, "only": _list(self.rows.only)},
@@ -175,6 +182,11 @@ def init_tree(system: str, dataset: str = PUBLIC_DATASET, options: dict[str, Any
 
 
 INIT_COMMENTS = {
+    "dataset": (
+        "A folder, an s3:// prefix or hf://datasets/OWNER/NAME@COMMIT. As a mapping it also names the",
+        "adjudication file grading applies: dataset: {url: ..., adjudications: URL} (any fsspec URL; none:",
+        "the raw gold; left out: the dataset's own adjudications.yaml when it has one). docs/adjudication.md",
+    ),
     "workers": (
         "Documents in flight: ray.rate_limit.max_in_flight when above 0, else workers when above 0, else",
         "the system's documented concurrency. One key decides (the plan names it), never the smaller.",
@@ -224,6 +236,8 @@ def read_tree(url: str) -> dict[str, Any]:
         tree["ray"] = RayConfig().plain()
     if "storage" not in tree:  # present, so that --set storage.retry_s=... finds its key
         tree["storage"] = {"retry_s": None}
+    if isinstance(tree.get("dataset"), dict):  # present, so that --set dataset.adjudications=... finds its key
+        tree["dataset"].setdefault("adjudications", None)
     budget = tree.get("budget") or {}
     if isinstance(budget, dict):  # every unit present, so that --set budget.credits=... finds its key
         tree["budget"] = SpendLimit().plain() | budget
@@ -236,9 +250,9 @@ def load_config(path: str, sets: list[str] | None = None) -> Config:
 
 
 def check_tree(tree: dict[str, Any], where: str) -> Config:
-    problems = _Problems()
+    problems = Problems(OPTIONAL_KEYS)
     problems.keys(tree, "", KEYS)
-    dataset = problems.string(tree, "dataset")
+    dataset, adjudications = _dataset(problems, tree)
     manifest = problems.string(tree, "manifest")
     _check_scorers(tree.get("scorers"), problems)
     rows = problems.mapping(tree, "rows", ROW_KEYS)
@@ -247,7 +261,7 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
     only = problems.id_list(rows, "rows.only")
     timeout = problems.number(tree, "timeout", positive=True)
     workers = problems.integer(tree, "workers")
-    budget = problems.budget(tree)
+    budget = _budget(problems, tree)
     system = tree.get("system")
     ray = problems.mapping(tree, "ray", RAY_KEYS)
     rate = problems.mapping(ray, "ray.rate_limit", RATE_KEYS)
@@ -273,11 +287,27 @@ def check_tree(tree: dict[str, Any], where: str) -> Config:
         system=name,
         ray=RayConfig(address, actors, None if rps is None else float(rps), max_in_flight),
         budget=budget,
+        adjudications=adjudications,
         retry_s=None if retry_s is None else float(retry_s),
     )
 
 
-def _adapter(name: str, options: dict[str, Any], problems: _Problems) -> Adapter | None:
+def _dataset(problems: Problems, tree: dict[str, Any]) -> tuple[Any, str | None]:
+    """`dataset: URL`, or `dataset: {url: URL, adjudications: URL}`: the URL and the file (None: not named).
+    A problem of the mapping, when the config's only one, exits 2 as an adjudication file's would."""
+    present, value = problems.value(tree, "dataset")
+    if not present or not isinstance(value, dict):
+        return problems.string(tree, "dataset"), None
+    before = len(problems.found) + len(problems.unknown)
+    problems.keys(value, "dataset.", DATASET_KEYS)
+    url = problems.string(value, "dataset.url")
+    adjudications = problems.string(value, "dataset.adjudications", optional=True)
+    if len(problems.found) + len(problems.unknown) > before:
+        problems.kind = AdjudicationError
+    return url, adjudications if isinstance(adjudications, str) else None
+
+
+def _adapter(name: str, options: dict[str, Any], problems: Problems) -> Adapter | None:
     """The system built from its options, or None with every problem of its name or options added,
     each on its own line (the adapter's own checks only once the options are of the right kinds)."""
     shown = f"system.{name if name.isprintable() else repr(name)}"  # the user's own text: one line, always
@@ -304,7 +334,7 @@ def _adapter(name: str, options: dict[str, Any], problems: _Problems) -> Adapter
         return None
 
 
-def _check_scorers(scorers: Any, problems: _Problems) -> None:
+def _check_scorers(scorers: Any, problems: Problems) -> None:
     if "scorers" not in problems.seen:
         return
     if not isinstance(scorers, dict):
@@ -327,173 +357,25 @@ def _check_scorers(scorers: Any, problems: _Problems) -> None:
             problems.add(f"scorers.{name}", "names one results folder twice (the same scorer, the same options)")
 
 
-class _Problems:
-    """Collects every problem of a config tree, so one error lists them all, one line each: a key
-    missing at any level on one shared line, an unknown key with the nearest one (`did you mean`)."""
-
-    def __init__(self) -> None:
-        self.found: list[str] = []
-        self.seen: set[str] = set()
-        self.missing: list[str] = []
-        self.unknown: list[tuple[str, str, tuple[str, ...]]] = []
-        """(prefix, the key as shown, the keys allowed there)."""
-        self.kind: type[OebError] = ConfigError
-        """The class of the error raised: the system's own (a missing key, an unknown system) when it
-        is the config's only problem, so its exit code and handling stay the same."""
-
-    def add(self, key: str, problem: str) -> None:
-        # A key is the user's own text: one with a line break or a control character is quoted, so the
-        # error stays on one line.
-        self.found.append(f"{key if key.isprintable() else repr(key)} {problem}")
-
-    def lines(self) -> list[str]:
-        """Every problem once: unknown keys first (with what they may have meant), then the rest,
-        then the keys still missing."""
-        missing, lines = list(self.missing), []
-        for prefix, key, allowed in self.unknown:
-            absent = [name for name in allowed if f"{prefix}{name}" in missing]
-            close = difflib.get_close_matches(key, absent, n=1, cutoff=0.6) or difflib.get_close_matches(
-                key, allowed, n=1, cutoff=0.6
-            )
-            if close and f"{prefix}{close[0]}" in missing:
-                missing.remove(f"{prefix}{close[0]}")
-                lines.append(f"{prefix}{key} is not a key a config has; did you mean {prefix}{close[0]}?")
-            elif close:
-                lines.append(f"{prefix}{key} is not a key a config has; did you mean {prefix}{close[0]}?")
-            else:
-                lines.append(f"{prefix}{key} is not a key a config has; keys here: {', '.join(allowed)}")
-        lines += self.found
-        if missing:
-            names = ", ".join(missing[:-1]) + f" and {missing[-1]}" if len(missing) > 1 else missing[0]
-            verb = "are" if len(missing) > 1 else "is"
-            lines.append(f"{names} {verb} missing; a config gives every key (oeb init SYSTEM writes one)")
-        return list(dict.fromkeys(lines))
-
-    def raise_if_any(self, where: str) -> None:
-        lines = self.lines()
-        if len(lines) == 1:
-            raise self.kind(f"{where}: {lines[0]}")
-        if lines:
-            raise ConfigError(f"{where} has {len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines))
-
-    def keys(self, node: dict[str, Any], prefix: str, allowed: tuple[str, ...]) -> None:
-        for key in allowed:
-            dotted = f"{prefix}{key}"
-            if key in node:
-                self.seen.add(dotted)
-            elif dotted not in OPTIONAL_KEYS:
-                self.missing.append(dotted)
-        for key in node:
-            if key not in allowed:
-                shown = key if isinstance(key, str) and key.isprintable() and key else repr(key)  # one line
-                self.unknown.append((prefix, shown, allowed))
-
-    def _value(self, node: dict[str, Any], key: str) -> tuple[bool, Any]:
-        name = key.rsplit(".", 1)[-1]
-        return (key in self.seen and isinstance(node, dict) and name in node), node.get(name) if node else None
-
-    def mapping(self, node: dict[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
-        present, value = self._value(node, key)
-        if not present:
-            return {}
-        if not isinstance(value, dict):
-            self.add(key, f"must be a mapping of {', '.join(allowed)}, not {value!r}")
-            return {}
-        self.keys(value, f"{key}.", allowed)
-        return value
-
-    def _bad(self, key: str, should: str, value: Any) -> None:
-        hint = ""
-        if should.startswith("a string") and value is not None:
-            hint = f" (YAML read it as {_kind(value)}; quote it)"
-        self.add(key, f"must be {should}, not {value!r}{hint}")
-
-    def string(self, node: dict[str, Any], key: str, *, optional: bool = False) -> Any:
-        present, value = self._value(node, key)
-        if not present or (optional and value is None):
-            return None
-        if not isinstance(value, str):
-            self._bad(key, "a string" + (" or null" if optional else ""), value)
-        elif not value:
-            self.add(key, "must have at least one character")
-        return value
-
-    def integer(self, node: dict[str, Any], key: str) -> int:
-        present, value = self._value(node, key)
-        if not present:
-            return 0
-        if not isinstance(value, int) or isinstance(value, bool):
-            self._bad(key, "an integer", value)
-            return 0
-        if value < 0:
-            self.add(key, f"must be 0 or more, not {value}")
-        return value
-
-    def number(self, node: dict[str, Any], key: str, *, positive: bool, optional: bool = False) -> Any:
-        present, value = self._value(node, key)
-        if not present or (optional and value is None):
-            return None
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            self._bad(key, "a number" + (" or null" if optional else ""), value)
-            return None
-        if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > sys.float_info.max:
-            self.add(key, f"must be a finite number, not {value!r}")
-            return None
-        elif positive and not value > 0:
-            self.add(key, f"must be greater than 0, not {value!r}")
-        return value
-
-    def id_list(self, node: dict[str, Any], key: str) -> list[str] | None:
-        present, value = self._value(node, key)
-        if not present or value is None:
-            return None
-        if not isinstance(value, list):
-            self.add(key, f"must be a list of ids or null, not {value!r}")
-            return None
-        for number, item in enumerate(value):
-            if not isinstance(item, str):
-                self._bad(f"{key}.{number}", "a string", item)
-        return value
-
-    def budget(self, tree: dict[str, Any]) -> SpendLimit:
-        """`budget: {usd: ..., credits: ...}`: each unit optional, a number of 0 or more or null."""
-        present, value = self._value(tree, "budget")
-        if not present or value is None:
-            return SpendLimit()
-        if not isinstance(value, dict):
-            self.add("budget", f"must be a mapping such as {{usd: 50, credits: null}}, not {value!r}")
-            return SpendLimit()
-        for key in value:
-            if key not in BUDGET_KEYS:
-                shown = key if isinstance(key, str) and key.isprintable() else repr(key)
-                close = difflib.get_close_matches(str(key), BUDGET_KEYS, n=1)
-                hint = f"did you mean budget.{close[0]}? " if close else ""
-                self.add(f"budget.{shown}", f"is not a unit a budget has; {hint}the units are {', '.join(BUDGET_KEYS)}")
-        self.seen.update(f"budget.{unit}" for unit in BUDGET_KEYS if unit in value)
-        amounts = []
-        for unit in BUDGET_KEYS:
-            amount = self.number(value, f"budget.{unit}", positive=False, optional=True)
-            if amount is not None and amount < 0:
-                self.add(f"budget.{unit}", f"must be 0 or more (or null: no limit), not {amount!r}")
-            amounts.append(None if amount is None else float(amount))
-        return SpendLimit(*amounts)
-
-    def system(self, system: Any) -> tuple[str, dict[str, Any]]:
-        if "system" not in self.seen:
-            return "", {}
-        example = "{datalab: {mode: balanced}}"
-        if not isinstance(system, dict) or len(system) != 1:
-            count = len(system) if isinstance(system, dict) else type(system).__name__
-            self.add("system", f"is one system and its options, such as {example}; it has {count}")
-            return "", {}
-        [(name, options)] = system.items()
-        if not isinstance(options, dict):
-            self.add(f"system.{name}", f"must be a mapping of the system's options, not {options!r}")
-            return "", {}
-        return str(name), options
-
-
-def _kind(value: Any) -> str:
-    kinds: dict[type, str] = {bool: "a boolean", int: "an integer", float: "a number", list: "a list"}
-    kinds |= {dict: "a mapping", datetime.date: "a date", datetime.datetime: "a date and time"}
-    return next((kind for cls, kind in kinds.items() if type(value) is cls), type(value).__name__)
+def _budget(problems: Problems, tree: dict[str, Any]) -> SpendLimit:
+    """`budget: {usd: ..., credits: ...}`: each unit optional, a number of 0 or more or null."""
+    present, value = problems.value(tree, "budget")
+    if not present or value is None:
+        return SpendLimit()
+    if not isinstance(value, dict):
+        problems.add("budget", f"must be a mapping such as {{usd: 50, credits: null}}, not {value!r}")
+        return SpendLimit()
+    for key in value:
+        if key not in BUDGET_KEYS:
+            shown = key if isinstance(key, str) and key.isprintable() else repr(key)
+            close = difflib.get_close_matches(str(key), BUDGET_KEYS, n=1)
+            hint = f"did you mean budget.{close[0]}? " if close else ""
+            problems.add(f"budget.{shown}", f"is not a unit a budget has; {hint}the units are {', '.join(BUDGET_KEYS)}")
+    problems.seen.update(f"budget.{unit}" for unit in BUDGET_KEYS if unit in value)
+    amounts = []
+    for unit in BUDGET_KEYS:
+        amount = problems.number(value, f"budget.{unit}", positive=False, optional=True)
+        if amount is not None and amount < 0:
+            problems.add(f"budget.{unit}", f"must be 0 or more (or null: no limit), not {amount!r}")
+        amounts.append(None if amount is None else float(amount))
+    return SpendLimit(*amounts)

@@ -65,7 +65,11 @@ class ReuseIndex:
         document's PDF is hashed only when an earlier run holds a record of it. The newest answer wins."""
         adapter = config.adapter
         options = _unlocated(adapter, adapter.options())
-        runs = [run for run in self.runs if run.system == adapter.name and run.options == options]
+        runs = [
+            run
+            for run in self.runs
+            if run.system == adapter.name and _unlocated(adapter, adapter.with_defaults(run.options)) == options
+        ]
         wanted = {row.doc_id: row for row in rows if any(row.doc_id in run.records for run in runs)}
         asked: dict[str, dict[str, Any]] = {}
         found: dict[str, tuple[dict[str, Any], str]] = {}

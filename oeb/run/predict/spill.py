@@ -3,9 +3,10 @@
 When a run's storage stays down past `storage.retry_s`, or its disk is full or read-only, the answers
 already bought and not yet saved would be lost with the process. They are written here instead, one
 file per document (`records/<id>.json`, and `jobs/<id>.json` for a vendor job whose handle could not
-be written into the run folder), under a folder named after the run and a digest of its URL, so two
-runs of one name never share it. `oeb resume` imports them into the run folder before it asks
-anything (`pending`, then `clear`), so nothing is bought twice. Where the spill folders live:
+be written into the run folder; `batches/<name>.json` for a provider batch whose file could not be),
+under a folder named after the run and a digest of its URL, so two runs of one name never share it.
+`oeb resume` imports them into the run folder before it asks anything (`pending`, then `clear`), so
+nothing is bought twice. Where the spill folders live:
 `OEB_SPILL_DIR`, else `$XDG_CACHE_HOME/oeb/spill`, else `~/.cache/oeb/spill` (docs/storage.md).
 """
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 SPILL_ENV = "OEB_SPILL_DIR"
 RECORDS = "records"
 JOBS = "jobs"
+BATCHES = "batches"
 RUN_FILE = "run.json"
 
 
@@ -57,6 +59,7 @@ class Spill:
     path: Path = field(init=False)
     kept: int = 0
     jobs_kept: int = 0
+    batches_kept: int = 0
     lost: list[str] = field(default_factory=list)
     """Documents whose answer could not be kept anywhere (their job handles are printed)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -75,6 +78,15 @@ class Spill:
             return True
         log.warning("%s: its vendor job could not be written anywhere; collect it by hand: %s", doc_id,
                     json.dumps(asking, ensure_ascii=False))  # fmt: skip
+        return False
+
+    def keep_batch(self, batch: dict[str, Any]) -> bool:
+        """Write a provider batch's file (`oeb.batch.files`) that the run folder could not take;
+        printed when even that fails, so the batch can still be collected by hand."""
+        if self._write(BATCHES, str(batch["name"]), batch):
+            return True
+        log.warning("a provider batch could not be written anywhere; its documents are paid for: %s",
+                    json.dumps(batch, ensure_ascii=False))  # fmt: skip
         return False
 
     def _write(self, kind: str, doc_id: str, value: dict[str, Any]) -> bool:
@@ -97,14 +109,17 @@ class Spill:
         with self._lock:
             if kind == RECORDS:
                 self.kept += 1
-            else:
+            elif kind == JOBS:
                 self.jobs_kept += 1
+            else:
+                self.batches_kept += 1
         return True
 
     def line(self) -> str:
         """What was kept where, for the run's stop line."""
         parts = [f"{self.kept} answers"] if self.kept else []
         parts += [f"{self.jobs_kept} vendor job handles"] if self.jobs_kept else []
+        parts += [f"{self.batches_kept} provider batches"] if self.batches_kept else []
         kept = f"{' and '.join(parts)} not saved are kept in {self.path}" if parts else "no answer was left unsaved"
         lost = f"; {len(self.lost)} could not be kept anywhere (asked again on resume)" if self.lost else ""
         return kept + lost
@@ -117,16 +132,18 @@ class Spilled:
     path: Path
     records: dict[str, dict[str, Any]]
     jobs: dict[str, dict[str, Any]]
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Provider batch files by name."""
 
     def __bool__(self) -> bool:
-        return bool(self.records or self.jobs)
+        return bool(self.records or self.jobs or self.batches)
 
 
 def pending(run_url: str) -> Spilled:
     """The spill of the run at `run_url` (empty when there is none); unreadable files are skipped
     with a warning (their documents are asked again)."""
     path = folder_of(run_url)
-    found: dict[str, dict[str, dict[str, Any]]] = {RECORDS: {}, JOBS: {}}
+    found: dict[str, dict[str, dict[str, Any]]] = {RECORDS: {}, JOBS: {}, BATCHES: {}}
     for kind, kept in found.items():
         folder = path / kind
         if not folder.is_dir():
@@ -141,7 +158,7 @@ def pending(run_url: str) -> Spilled:
                 continue
             if isinstance(value, dict):
                 kept[file.stem] = value
-    return Spilled(path, found[RECORDS], found[JOBS])
+    return Spilled(path, found[RECORDS], found[JOBS], found[BATCHES])
 
 
 def clear(run_url: str) -> None:

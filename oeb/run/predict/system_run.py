@@ -212,6 +212,11 @@ class BatchRun(SystemRun):
             return True
         self.stop = self.stop or self.sender.stop  # the sender has ended: how it ended is the system's
         self.bug = self.bug or self.sender.bug
+        if self.sender.outage is not None and self.outage is None:  # its batch files go to the spill folder
+            self.outage = self.sender.outage
+            self.spill = self.spill or Spill(self.job.folder.url, str(self.outage))
+            for batch in self.sender.unsaved:
+                self.spill.keep_batch(dict(batch))
         self.left = self.sender.left
         return False
 

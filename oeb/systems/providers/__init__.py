@@ -9,7 +9,9 @@ A provider knows HTTP and its own JSON only: no Ray, no run folder, no budget. T
 from __future__ import annotations
 
 import base64
+import datetime
 import json
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +98,9 @@ class BatchStatus:
     state: str
     ended: bool
     counts: dict[str, Any]
+    failure: SystemFailed | None = None
+    """The provider's reason when the batch failed as a whole (OpenAI `failed` with `errors`, a
+    Gemini operation's `error`): no request of it was answered."""
 
 
 Results = dict[str, Reply | SystemFailed]
@@ -115,14 +120,22 @@ class Provider(ABC):
     tokens_per_page = 3000
     """Input tokens one PDF page may cost at most, for a batch's worst-case price."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, max_tokens: int) -> None:
+    def __init__(
+        self, model: str, base_url: str, api_key: str, max_tokens: int, temperature: float | None = None
+    ) -> None:
         self.model = model
         self.url = base_url.rstrip("/")
         self.api_key = api_key
         self.max_tokens = max_tokens
+        self.temperature = temperature
+        """None: not sent, the provider's default applies (some models refuse any other)."""
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling options of every request, direct or batched: the same on both paths."""
+        return {} if self.temperature is None else {"temperature": self.temperature}
 
     @abstractmethod
-    def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
+    def complete(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Reply:
         """One request answered; `SystemFailed` (with its HTTP status) when the provider refuses it."""
 
     batch_path = ""
@@ -152,8 +165,18 @@ class Provider(ABC):
         """One request of a batch, as the provider takes it (plain JSON)."""
         raise NotImplementedError
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
-        """Send a batch; the handle to poll it (plain JSON: its id under `batch_id`, never a key)."""
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
+        """Send a batch marked with `tag` where the provider keeps a mark (`find` looks for it); the
+        handle to poll it (plain JSON: its id under `batch_id`, never a key)."""
+        raise NotImplementedError
+
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        """The handle of the batch `create` sent with `tag` (`requests` requests, at or after `since`,
+        wall clock) when the provider accepted it though its answer was lost; None when it holds no
+        such batch. Batches of `known` ids (the run's others) are never it. `SystemFailed` when the
+        provider cannot say (or names several candidates)."""
         raise NotImplementedError
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
@@ -162,6 +185,36 @@ class Provider(ABC):
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
         """An ended batch's results by custom id (a request with none is absent)."""
         raise NotImplementedError
+
+
+FIND_SKEW = 600.0
+"""Seconds of clock difference allowed between oeb and a provider when a lost batch is looked up."""
+FIND_PAGES = 50
+"""Pages of a provider's batch list read at most when a lost batch is looked up."""
+
+
+def timestamp(value: Any) -> float | None:
+    """An RFC 3339 time (or Unix seconds) as Unix seconds; None when it is neither."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    text = re.sub(r"(\.\d{6})\d+", r"\1", value.strip()).replace("Z", "+00:00")
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)).timestamp()
+
+
+def batch_failure(provider: str, batch_id: str, code: Any, message: Any, status: int | None) -> SystemFailed:
+    """A batch that failed as a whole, as every one of its requests' failure: the provider's code and
+    message kept, its HTTP status the one the same refusal would have had on a direct call."""
+    return SystemFailed(
+        f"the {provider} batch {batch_id} failed as a whole: {code}: {message}"[:2000],
+        status=status,
+        body={"code": code, "message": message},
+    )
 
 
 def request_failure(what: str, status: int | None, message: str, body: Any = None) -> SystemFailed:

@@ -14,6 +14,8 @@ from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed
 from oeb.systems.providers import (
     BATCH_TIMEOUT,
+    FIND_PAGES,
+    FIND_SKEW,
     SYSTEM_PROMPT,
     BatchLimits,
     BatchStatus,
@@ -24,6 +26,7 @@ from oeb.systems.providers import (
     jsonl,
     pdf_base64,
     request_failure,
+    timestamp,
     user_text,
 )
 
@@ -58,7 +61,7 @@ class Anthropic(Provider):
     def headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key, "anthropic-version": VERSION}
 
-    def params(self, document: Path, schema: dict[str, Any], temperature: float = 0.0) -> dict[str, Any]:
+    def params(self, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         """The Messages request: answering is calling the one tool, whose input is the schema."""
         document_block = {
             "type": "document",
@@ -67,21 +70,21 @@ class Anthropic(Provider):
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "temperature": temperature,
+            **self.sampling(),
             "system": SYSTEM_PROMPT,
             "messages": [{"role": "user", "content": [document_block, {"type": "text", "text": user_text(schema)}]}],
             "tools": [{"name": TOOL, "description": "Record the extraction.", "input_schema": schema}],
             "tool_choice": {"type": "tool", "name": TOOL},
         }
 
-    def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
+    def complete(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Reply:
         with self.session(deadline) as http:
             message = http.json(
                 "POST",
                 "/v1/messages",
                 "the message",
                 timeout=deadline.remaining(),
-                json=self.params(document, schema, temperature),
+                json=self.params(document, schema),
             )
         return read_message(message)
 
@@ -91,13 +94,49 @@ class Anthropic(Provider):
     def entry(self, custom_id: str, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         return {"custom_id": custom_id, "params": self.params(document, schema)}
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
+        """Anthropic keeps no mark on a batch: `find` knows it by its time and its request count."""
         with self.session(deadline) as http:
             created = http.json(
                 "POST", "/v1/messages/batches", "the batch", timeout=BATCH_TIMEOUT, json={"requests": entries}
             )
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"])}
+
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        """The one batch of the list (newest first) created from `since` on (give or take the clock
+        skew) with `requests` requests; several such batches are refused rather than guessed."""
+        params: dict[str, Any] = {"limit": 100}
+        found: list[str] = []
+        with self.session(deadline) as http:
+            for _ in range(FIND_PAGES):
+                page = http.json("GET", "/v1/messages/batches", "the batch list", timeout=BATCH_TIMEOUT, params=params)
+                with reading("the batch list", status=200, body=page):
+                    batches = [b for b in page["data"] if isinstance(b, dict)]
+                older = False
+                for batch in batches:
+                    created = timestamp(batch.get("created_at"))
+                    if created is not None and created < since - FIND_SKEW:
+                        older = True
+                        continue
+                    counts = batch.get("request_counts") or {}
+                    if str(batch.get("id")) in known:
+                        continue
+                    if sum(int(v) for v in counts.values() if isinstance(v, int)) == requests:
+                        found.append(str(batch["id"]))
+                if older or not page.get("has_more") or not batches:
+                    break
+                params["after_id"] = batches[-1]["id"]
+            else:
+                raise SystemFailed(f"the batch list is longer than {FIND_PAGES} pages back to the lost batch")
+        if len(found) > 1:
+            raise SystemFailed(
+                f"{len(found)} batches of {requests} requests were created since the lost one was sent "
+                f"({', '.join(found[:5])}); cancel the one that is not this run's in the Anthropic console"
+            )
+        return {"batch_id": found[0]} if found else None
 
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
         batch = self.batch(handle, deadline)

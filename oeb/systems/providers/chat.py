@@ -16,22 +16,28 @@ from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed, SystemTimeout, SystemUnreachable
 from oeb.systems.providers import (
     BATCH_TIMEOUT,
+    FIND_PAGES,
+    FIND_SKEW,
     SYSTEM_PROMPT,
     BatchLimits,
     BatchStatus,
     Provider,
     Reply,
     Results,
+    batch_failure,
     count,
     jsonl,
     pdf_base64,
     request_failure,
+    timestamp,
     user_text,
 )
 
 ENDPOINT = "/v1/chat/completions"
 EXPIRED_STATUS = 503
 """A request its batch expired before running, read as a 503: sent again in a later batch."""
+TAG = "oeb_batch"
+"""The key of the `metadata` entry naming the batch's tag, by which a lost create is found again."""
 ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 """OpenAI batch states after which nothing more will be answered (validating, in_progress,
 finalizing and cancelling come before)."""
@@ -59,6 +65,7 @@ class OpenRouter(Provider):
                 },
             ],
             self.cap: self.max_tokens,
+            **self.sampling(),
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": "extraction", "schema": schema, "strict": False},
@@ -69,14 +76,13 @@ class OpenRouter(Provider):
         """What the SDK sends besides the body: OpenRouter reports each answer's cost when asked."""
         return {"extra_body": {"usage": {"include": True}}}
 
-    def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
+    def complete(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Reply:
         client = openai.OpenAI(api_key=self.api_key, base_url=self.url)
         with client:
             try:
                 completion = client.chat.completions.create(
                     **self.body(document, schema),
                     **self.extra(),
-                    temperature=temperature,
                     timeout=max(0.001, deadline.remaining()),
                 )
             except openai.APITimeoutError as error:
@@ -135,7 +141,7 @@ class OpenAI(OpenRouter):
     def entry(self, custom_id: str, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": self.body(document, schema)}
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
         lines = b"".join(json.dumps(entry).encode() + b"\n" for entry in entries)
         with self.session(deadline) as http:
             files = {"file": ("oeb-batch.jsonl", lines, "application/jsonl")}
@@ -144,15 +150,43 @@ class OpenAI(OpenRouter):
             )
             with reading("the batch upload answer", status=200, body=uploaded):
                 file_id = str(uploaded["id"])
-            request = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h"}
+            request = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h",
+                       "metadata": {TAG: tag}}  # fmt: skip
             created = http.json("POST", "/batches", "the batch", timeout=BATCH_TIMEOUT, json=request)
         with reading("the batch answer", status=200, body=created):
             return {"batch_id": str(created["id"]), "input_file_id": file_id}
 
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        """The batch whose `metadata` holds the tag, in `GET /v1/batches` (newest first), read back to
+        `since`."""
+        params: dict[str, Any] = {"limit": 100}
+        with self.session(deadline) as http:
+            for _ in range(FIND_PAGES):
+                page = http.json("GET", "/batches", "the batch list", timeout=BATCH_TIMEOUT, params=params)
+                with reading("the batch list", status=200, body=page):
+                    batches = [b for b in page["data"] if isinstance(b, dict)]
+                for batch in batches:
+                    if (batch.get("metadata") or {}).get(TAG) == tag:
+                        return {"batch_id": str(batch["id"]), "input_file_id": batch.get("input_file_id")}
+                created = [timestamp(b.get("created_at")) for b in batches]
+                older = any(t is not None and t < since - FIND_SKEW for t in created)
+                if older or not page.get("has_more") or not batches:
+                    return None
+                params["after"] = batches[-1]["id"]
+        raise SystemFailed(f"the batch list is longer than {FIND_PAGES} pages back to the lost batch", status=None)
+
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
         batch = self.batch(handle, deadline)
         state = str(batch.get("status"))
-        return BatchStatus(state, state in ENDED, batch.get("request_counts") or {})
+        failure = None
+        if state == "failed":  # validation refused the whole batch: its `errors` say why
+            errors = (batch.get("errors") or {}).get("data") or [{}]
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            code, message = first.get("code"), first.get("message")
+            failure = batch_failure(self.name, str(batch.get("id")), code, message, failed_status(code))
+        return BatchStatus(state, state in ENDED, batch.get("request_counts") or {}, failure)
 
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
         batch = self.batch(handle, deadline)
@@ -167,6 +201,17 @@ class OpenAI(OpenRouter):
                     custom_id, result = _result_line(item)
                     found[custom_id] = result
         return found
+
+
+def failed_status(code: Any) -> int:
+    """A failed batch's error code as the status of the same refusal on a direct call: a quota or
+    billing code an account failure (402), a key refused 401, a limit 429, anything else 400."""
+    text = str(code).lower()
+    if "quota" in text or "billing" in text:
+        return 402
+    if "api_key" in text or "auth" in text:
+        return 401
+    return 429 if "limit" in text else 400
 
 
 def _result_line(item: Any) -> tuple[str, Reply | SystemFailed]:

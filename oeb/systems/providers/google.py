@@ -14,12 +14,14 @@ from oeb.systems.calls import Deadline
 from oeb.systems.errors import SystemFailed
 from oeb.systems.providers import (
     BATCH_TIMEOUT,
+    FIND_PAGES,
     SYSTEM_PROMPT,
     BatchLimits,
     BatchStatus,
     Provider,
     Reply,
     Results,
+    batch_failure,
     count,
     jsonl,
     pdf_base64,
@@ -30,6 +32,14 @@ from oeb.systems.providers import (
 ENDED = frozenset({"BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED"})
 INLINE_BYTES = 20_000_000
 """Google's limit on the requests sent inline with the batch; a larger batch goes as a file."""
+DISPLAY_PREFIX = "oeb-"
+
+
+def display_name(tag: str) -> str:
+    """A batch's display name: unique, so `find` knows a batch whose create answer was lost."""
+    return DISPLAY_PREFIX + tag
+
+
 RPC_STATUS = {3: 400, 4: 504, 7: 403, 8: 429, 13: 500, 14: 503, 16: 401}
 """An inline response's `error.code` (a google.rpc code) as the HTTP status of the same failure."""
 
@@ -51,7 +61,7 @@ class Google(Provider):
     def headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key}
 
-    def request(self, document: Path, schema: dict[str, Any], temperature: float = 0.0) -> dict[str, Any]:
+    def request(self, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         return {
             "systemInstruction": {"parts": [{"text": SYSTEM_PROMPT}]},
             "contents": [
@@ -65,27 +75,27 @@ class Google(Provider):
             ],
             "generationConfig": {
                 "maxOutputTokens": self.max_tokens,
-                "temperature": temperature,
+                **self.sampling(),
                 "responseMimeType": "application/json",
                 "responseJsonSchema": schema,
             },
         }
 
-    def complete(self, document: Path, schema: dict[str, Any], temperature: float, deadline: Deadline) -> Reply:
+    def complete(self, document: Path, schema: dict[str, Any], deadline: Deadline) -> Reply:
         with self.session(deadline) as http:
             answer = http.json(
                 "POST",
                 f"/v1beta/models/{self.model}:generateContent",
                 "the generation",
                 timeout=deadline.remaining(),
-                json=self.request(document, schema, temperature),
+                json=self.request(document, schema),
             )
         return read_generation(answer)
 
     def entry(self, custom_id: str, document: Path, schema: dict[str, Any]) -> dict[str, Any]:
         return {"request": self.request(document, schema), "metadata": {"key": custom_id}}
 
-    def create(self, entries: list[dict[str, Any]], deadline: Deadline) -> dict[str, Any]:
+    def create(self, entries: list[dict[str, Any]], tag: str, deadline: Deadline) -> dict[str, Any]:
         """Inline when the requests fit 20 MB; else as a JSONL file uploaded through the File API."""
         lines = b"".join(
             json.dumps({"key": e["metadata"]["key"], "request": e["request"]}).encode() + b"\n" for e in entries
@@ -95,7 +105,7 @@ class Google(Provider):
                 source: dict[str, Any] = {"requests": {"requests": entries}}
             else:
                 source = {"file_name": self._upload(http, lines)}
-            body = {"batch": {"display_name": "oeb", "input_config": source}}
+            body = {"batch": {"display_name": display_name(tag), "input_config": source}}
             path = f"/v1beta/models/{self.model}:batchGenerateContent"
             created = http.json("POST", path, "the batch", timeout=BATCH_TIMEOUT, json=body)
         with reading("the batch answer", status=200, body=created):
@@ -121,11 +131,37 @@ class Google(Provider):
         with reading("the upload answer", status=200, body=uploaded):
             return str(uploaded["file"]["name"])
 
+    def find(
+        self, tag: str, requests: int, since: float, known: frozenset[str], deadline: Deadline
+    ) -> dict[str, Any] | None:
+        """The batch of `batches.list` whose display name is the tag's."""
+        name, params = display_name(tag), {"pageSize": 100}
+        with self.session(deadline) as http:
+            for _ in range(FIND_PAGES):
+                page = http.json("GET", "/v1beta/batches", "the batch list", timeout=BATCH_TIMEOUT, params=params)
+                with reading("the batch list", status=200, body=page):
+                    operations = [o for o in page.get("operations") or [] if isinstance(o, dict)]
+                    for operation in operations:
+                        if (operation.get("metadata") or {}).get("displayName") == name:
+                            return {"batch_id": str(operation["name"])}
+                token = page.get("nextPageToken")
+                if not token or not operations:
+                    return None
+                params["pageToken"] = token
+        raise SystemFailed(f"the batch list is longer than {FIND_PAGES} pages", status=None)
+
     def status(self, handle: dict[str, Any], deadline: Deadline) -> BatchStatus:
         batch = self.batch(handle, deadline)
         metadata = batch.get("metadata") or {}
         state = str(metadata.get("state"))
-        return BatchStatus(state, state in ENDED, metadata.get("batchStats") or {})
+        failure = None
+        error = batch.get("error")
+        if isinstance(error, dict):  # the operation failed as a whole: a google.rpc.Status says why
+            code = error.get("code")
+            status = RPC_STATUS.get(code, 400) if isinstance(code, int) else 400
+            failure = batch_failure(self.name, str(batch.get("name")), error.get("code"), error.get("message"), status)
+        ended = state in ENDED or (failure is not None and bool(batch.get("done")))
+        return BatchStatus(state, ended, metadata.get("batchStats") or {}, failure)
 
     def results(self, handle: dict[str, Any], deadline: Deadline) -> Results:
         response = self.batch(handle, deadline).get("response") or {}

@@ -180,6 +180,12 @@ async function documentView() {
       const who = labels.length > 1 ? `prediction ${sideNames[side]} (${labels[side]})` : "prediction";
       parts.push(placeText(who, at, notes));
       if (at && at.page) outlines.push(box(at.page, at.bbox, side ? "pred vs" : "pred", "prediction: " + shown(verdict.pred)));
+      if (verdict.cited) {
+        // where the system itself says it read the value (its own citation), in its own colour
+        outlines.push(box(verdict.cited.page, verdict.cited.bbox, "cited", `cited by the system: page ${verdict.cited.page}`));
+        parts.push(`${who} cited on page ${verdict.cited.page}`);
+      }
+      if (verdict.grounding) parts.push(`grounding: ${verdict.grounding.replaceAll("_", " ")}`);
     });
     if (!first.pages) parts.push("this document has no PDF pages to show");
     status.textContent = parts.join(" · ") || "Nothing to find: neither side gives a value here.";

@@ -1,0 +1,83 @@
+"""A run's predicted values with the confidence its system gave each (grounding.parquet joined to
+verdicts.parquet), read by `oeb report --calibration` and the leaderboard's `auto@99%` column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from oeb import storage
+from oeb.errors import StorageNotFoundError
+from oeb.grounding import calibration as cal
+from oeb.report.fields import fold
+from oeb.report.runs import Run
+from oeb.run.grade.results import SCORER
+
+
+@dataclass(frozen=True)
+class Values:
+    """A run's predicted values: document index, folded field, confidence (NaN: none) and right."""
+
+    documents: list[str]
+    document: np.ndarray[Any, np.dtype[np.intp]]
+    field: list[str]
+    confidence: np.ndarray[Any, np.dtype[np.float64]]
+    right: np.ndarray[Any, np.dtype[np.bool_]]
+
+
+def read_grounding(run: Run, columns: list[str]) -> pa.Table | None:
+    """The run's grounding.parquet (None: it has none: its system gave no citation nor confidence)."""
+    try:
+        return storage.read_parquet(storage.join(run.url, SCORER, "grounding.parquet"), columns)
+    except StorageNotFoundError:
+        return None
+
+
+def values(run: Run) -> Values | None:
+    """Every predicted value of the run's scored documents with its confidence; None without any."""
+    grounding = read_grounding(run, ["doc_id", "address", "confidence"])
+    if grounding is None or grounding["confidence"].null_count == grounding.num_rows:
+        return None
+    sure = {
+        (d, a): c
+        for d, a, c in zip(*(grounding[k].to_pylist() for k in ("doc_id", "address", "confidence")), strict=True)
+        if c is not None
+    }
+    verdicts = storage.read_parquet(
+        storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "pred_raw", "result"]
+    )
+    documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
+    at = {doc_id: n for n, doc_id in enumerate(documents)}
+    doc, field, conf, right = [], [], [], []
+    for doc_id, address, pred_raw, result in zip(
+        *(verdicts[k].to_pylist() for k in ("id", "address", "pred_raw", "result")), strict=True
+    ):
+        if pred_raw == "null" or doc_id not in at or result not in _PREDICTED:
+            continue
+        doc.append(at[doc_id])
+        field.append(fold(address))
+        conf.append(sure.get((doc_id, address), np.nan))
+        right.append(result == "matched")
+    return Values(
+        documents,
+        np.asarray(doc, dtype=np.intp),
+        field,
+        np.asarray(conf, dtype=np.float64),
+        np.asarray(right, dtype=np.bool_),
+    )
+
+
+_PREDICTED = frozenset(("matched", "misread", "fabricated", "invented_item", "invented_field"))
+
+
+def auto_at(run: Run, precision: float) -> float | None:
+    """The run's coverage at `precision` (no interval), None when it gave no confidence (its
+    grounding.parquet is looked for, and its verdicts read, only then)."""
+    found = values(run)
+    if found is None:
+        return None
+    coverage, _ = cal.coverage_at(cal.rank(found.confidence), found.right, (precision,), np.ones((1, len(found.right))))
+    return float(coverage[0, 0])

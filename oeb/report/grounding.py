@@ -1,0 +1,214 @@
+"""`oeb report --grounding`: per run with citations, how often its citations point where the gold
+value is printed, crossed with its verdicts (docs/grounding.md; the categories and figures are
+`oeb.grounding.verdicts`'). The evidence is oeb's locator on the dataset's PDFs, read once per
+document for every run; each figure has a 95% bootstrap interval over documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from oeb import storage
+from oeb.grounding.cite import SCHEMA, address_of, leaves
+from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
+from oeb.locate import PdfPages, index_of, label_of, locate_values
+from oeb.locate.match import needle
+from oeb.report.confidence import read_grounding
+from oeb.report.fields import fold
+from oeb.report.paired import RESAMPLES, document_draws
+from oeb.report.runs import Run
+from oeb.run.grade.results import SCORER
+
+if TYPE_CHECKING:
+    from oeb.dataset import Dataset
+
+log = logging.getLogger("oeb.report")
+LEVELS = ("box", "page")
+FIGURES = ("precision", "recall", "f1")
+
+
+def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
+    """Each gold value's printed places in one document, by address as the verdicts write it (none
+    for a document that is not a readable PDF: every value of it is unverifiable)."""
+    row = next((r for r in dataset.rows if r.doc_id == doc_id), None)
+    if row is None or not row.doc_path.lower().endswith(".pdf"):
+        return {}
+    data = dataset.contents([row.doc_path]).get(row.doc_path)
+    if not isinstance(data, bytes):
+        return {}
+    try:
+        index = index_of(PdfPages(data, use_ocr=False))  # the text layer only: a scan is no evidence
+    except Exception:  # a damaged PDF locates nothing: its values are unverifiable
+        return {}
+    values = [(address_of(path), value) for path, value in leaves(dataset.gold(row))]
+    labels = {fold(address): label_of(address) for address, _ in values}
+    evidence = {}
+    for (address, value), place in zip(values, locate_values(index, values, labels), strict=True):
+        if place is None or place.page is None or place.bbox is None:
+            evidence[address] = Evidence()
+        elif place.status == "ambiguous":  # every candidate place counts
+            wanted = needle(value)
+            places = index.places(wanted) if wanted is not None else []
+            evidence[address] = Evidence(tuple((p.page, p.bbox) for p in places) or ((place.page, place.bbox),))
+        else:
+            evidence[address] = Evidence(((place.page, place.bbox),))
+    return evidence
+
+
+EVIDENCE_VERSION = "1"
+"""Changed whenever what the evidence means or how it is found changes: older caches are not used."""
+_EVIDENCE_SCHEMA = pa.schema([SCHEMA.field(name) for name in ("doc_id", "address", "page", "x0", "y0", "x1", "y1")])
+"""The evidence cache: grounding.parquet's place columns, one row per printed place (page null: none)."""
+
+
+def evidence_cache(dataset: Dataset) -> Path:
+    """Where a dataset version's located evidence is kept: beside the document traits' cache, under
+    the same key (this code's version, the dataset's identity, its files' sizes and times)."""
+    from oeb.traits.table import cache_folder, cache_key
+
+    key = hashlib.sha256(f"{EVIDENCE_VERSION}|{cache_key(dataset)}".encode()).hexdigest()[:32]
+    return cache_folder().parent / "grounding" / key / "evidence.parquet"
+
+
+def evidence_of(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str, Evidence]]:
+    """Each document's evidence, from the cache where it holds the document, else located (with the
+    text layer read once) and added to the cache; a cache that cannot be read or written is skipped."""
+    path = evidence_cache(dataset)
+    found: dict[str, dict[str, list[tuple[int, Box]]]] = {}
+    try:
+        for row in pq.read_table(path, schema=_EVIDENCE_SCHEMA).to_pylist():
+            places = found.setdefault(row["doc_id"], {}).setdefault(row["address"], [])
+            if row["page"] is not None:
+                places.append((row["page"], (row["x0"], row["y0"], row["x1"], row["y1"])))
+    except (OSError, ValueError, TypeError, pa.ArrowException):
+        found = {}
+    evidence = {doc_id: {a: Evidence(tuple(p)) for a, p in by.items()} for doc_id, by in found.items()}
+    missing = [doc_id for doc_id in doc_ids if doc_id not in evidence]
+    if not missing:
+        return evidence
+    for doc_id in missing:
+        evidence[doc_id] = document_evidence(dataset, doc_id)
+    rows = [
+        {"doc_id": doc_id, "address": address, "page": page, "x0": box[0], "y0": box[1], "x1": box[2], "y1": box[3]}
+        for doc_id, by in evidence.items()
+        for address, held in by.items()
+        for page, box in held.places
+    ]
+    rows += [
+        {"doc_id": doc_id, "address": address, "page": None, "x0": None, "y0": None, "x1": None, "y1": None}
+        for doc_id, by in evidence.items()
+        for address, held in by.items()
+        if not held.places
+    ]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".evidence-{os.getpid()}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows, _EVIDENCE_SCHEMA), partial)
+        partial.replace(path)
+    except OSError as error:  # a read-only home: the figures are still right, only not kept
+        log.warning("oeb: the located evidence could not be cached at %s (%s)", path, error)
+    return evidence
+
+
+def _cited(run: Run) -> dict[tuple[str, str], Cited] | None:
+    table = read_grounding(run, ["doc_id", "address", "page", "x0", "y0", "x1", "y1"])
+    if table is None or table["page"].null_count == table.num_rows:
+        return None
+    cited = {}
+    for row in table.to_pylist():
+        if row["page"] is None:
+            continue
+        box = None if row["x0"] is None else (row["x0"], row["y0"], row["x1"], row["y1"])
+        cited[(row["doc_id"], row["address"])] = Cited(row["page"], box)
+    return cited
+
+
+def cites_values(run: Run) -> bool:
+    """Whether the run's system cited a page for any value (its grounding.parquet says so)."""
+    return _cited(run) is not None
+
+
+def _interval(numerators: Any, denominators: Any, counts: list[Any]) -> list[float | None]:
+    draws = np.concatenate([(block @ numerators) / np.maximum(block @ denominators, 1) for block in counts])
+    if not len(draws):
+        return [None, None]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def _f1_interval(tallies: Sequence[Tally], counts: list[Any], right: str) -> list[float | None]:
+    num = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
+    cited = np.asarray([t.cited for t in tallies], dtype=np.float64)
+    gold = np.asarray([t.gold for t in tallies], dtype=np.float64)
+    draws = []
+    for block in counts:
+        r, c, g = block @ num, block @ cited, block @ gold
+        p, q = r / np.maximum(c, 1), r / np.maximum(g, 1)
+        draws.append(np.where(p + q > 0, 2 * p * q / np.maximum(p + q, 1e-12), 0.0))
+    if not draws:
+        return [None, None]
+    low, high = np.percentile(np.concatenate(draws), [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def run_grounding(run: Run, evidence: dict[str, dict[str, Evidence]], threshold: float = IOU) -> dict[str, Any]:
+    """The run's figures as `--format json` gives them; `cited: false` when it cited nothing."""
+    head: dict[str, Any] = {"label": run.label, "folder": run.url}
+    cited = _cited(run)
+    if cited is None:
+        return head | {"cited": False}
+    verdicts = storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "result"])
+    documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
+    rows: dict[str, list[tuple[str, Cited | None, Evidence | None]]] = {doc_id: [] for doc_id in documents}
+    for doc_id, address, result in zip(*(verdicts[k].to_pylist() for k in ("id", "address", "result")), strict=True):
+        if doc_id in rows:
+            rows[doc_id].append((result, cited.get((doc_id, address)), evidence.get(doc_id, {}).get(address)))
+    tallies = [tally(rows[doc_id], threshold) for doc_id in documents]
+    total = Tally()
+    for one in tallies:
+        total.categories.update(one.categories)
+        for name in ("unverifiable", "cited", "right_box", "right_page", "gold"):
+            setattr(total, name, getattr(total, name) + getattr(one, name))
+    counts = list(document_draws(len(documents), RESAMPLES, (1 << 22) // max(1, len(documents))))
+    cited_n = np.asarray([t.cited for t in tallies], dtype=np.float64)
+    gold_n = np.asarray([t.gold for t in tallies], dtype=np.float64)
+    figures: dict[str, Any] = {}
+    for level in LEVELS:
+        right = f"right_{level}"
+        hits = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
+        precision, recall = ratio(getattr(total, right), total.cited), ratio(getattr(total, right), total.gold)
+        figures[level] = {
+            "precision": {
+                "value": precision,
+                "ci95": _interval(hits, cited_n, counts) if total.cited else [None, None],
+            },
+            "recall": {"value": recall, "ci95": _interval(hits, gold_n, counts) if total.gold else [None, None]},
+            "f1": {"value": f1(precision, recall), "ci95": _f1_interval(tallies, counts, right)},
+        }
+    return head | {
+        "cited": True,
+        "iou": threshold,
+        "documents": len(documents),
+        "verifiable": total.gold,
+        "unverifiable": total.unverifiable,
+        "cited_values": total.cited,
+        **figures,
+        "categories": {name: total.categories.get(name, 0) for name in CATEGORIES},
+    }
+
+
+def grounding(runs: list[Run], dataset: Dataset, threshold: float = IOU) -> dict[str, Any]:
+    """Every run's figures, the evidence located once per document for all of them."""
+    cited_runs = [run for run in runs if _cited(run) is not None]
+    wanted = sorted({doc_id for run in cited_runs for doc_id in run.doc_ids})
+    evidence = evidence_of(dataset, wanted)
+    return {"iou": threshold, "runs": [run_grounding(run, evidence, threshold) for run in runs]}

@@ -1,0 +1,111 @@
+"""Grounding per verdict: categories and figures on constructed evidence and citations, against a
+direct count; and `oeb report --grounding` recovering the mock's known error profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oeb.cli import main
+from oeb.grounding.verdicts import Cited, Evidence, f1, iou, judge, ratio, tally
+
+HERE = Evidence(((1, (10.0, 10.0, 50.0, 20.0)),))
+TWO = Evidence(((1, (10.0, 10.0, 50.0, 20.0)), (2, (100.0, 100.0, 140.0, 110.0))))  # ambiguous: both count
+
+
+def test_iou_and_judging_a_citation() -> None:
+    assert iou((0, 0, 10, 10), (0, 0, 10, 10)) == 1.0
+    assert iou((0, 0, 10, 10), (5, 0, 15, 10)) == pytest.approx(50 / 150)
+    assert iou((0, 0, 10, 10), (20, 20, 30, 30)) == 0.0
+    assert judge(Cited(1, (11, 10, 50, 20)), HERE) == (True, True)
+    assert judge(Cited(1, (300, 300, 340, 310)), HERE) == (False, True)  # right page, elsewhere on it
+    assert judge(Cited(2, (10, 10, 50, 20)), HERE) == (False, False)
+    assert judge(Cited(1), HERE) == (False, True)  # a page without a box
+    assert judge(Cited(2, (100, 100, 140, 110)), TWO) == (True, True)
+    assert judge(Cited(1, (10, 10, 30, 20)), HERE, 0.6) == (False, True)  # IoU 0.5 under a 0.6 threshold
+
+
+def test_a_constructed_document_gives_exact_precision_recall_and_f1() -> None:
+    right, elsewhere, other_page = (
+        Cited(1, (10, 10, 50, 20)),
+        Cited(1, (200, 200, 240, 210)),
+        Cited(3, (10, 10, 50, 20)),
+    )
+    rows = [
+        ("matched", right, HERE),
+        ("matched", right, HERE),
+        ("matched", elsewhere, HERE),
+        ("matched", None, HERE),
+        ("misread", right, TWO),
+        ("misread", other_page, HERE),
+        ("unfound", None, HERE),
+        ("unfound", None, Evidence()),  # not located: unverifiable
+        ("matched", right, None),  # unverifiable
+        ("fabricated", right, None),
+        ("invented_item", None, None),
+        ("invented_field", right, None),
+    ]
+    counted = tally(rows)
+    assert dict(counted.categories) == {
+        "matched_cited_right": 2,
+        "matched_cited_elsewhere": 1,
+        "matched_uncited": 1,
+        "misread_cited_right": 1,
+        "misread_cited_elsewhere": 1,
+        "fabricated_cited": 1,
+        "invented_uncited": 1,
+        "invented_cited": 1,
+    }
+    assert (counted.cited, counted.right_box, counted.right_page, counted.gold, counted.unverifiable) == (5, 3, 4, 7, 2)
+    precision, recall = ratio(3, 5), ratio(3, 7)
+    assert (precision, recall) == (0.6, 3 / 7)
+    assert f1(precision, recall) == pytest.approx(2 * 0.6 * (3 / 7) / (0.6 + 3 / 7))
+    assert ratio(1, 0) is None and f1(None, 0.5) is None
+
+
+def test_report_grounding_recovers_the_mocks_error_profile(
+    sample_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [str(sample_runs["cited"]), str(sample_runs["plain"])]
+    assert main(["report", *runs, "--grounding", "--format", "json"]) == 0
+    cited, plain = json.loads(capsys.readouterr().out)["runs"]
+    assert plain == {"label": plain["label"], "folder": plain["folder"], "cited": False}
+    precision = cited["box"]["precision"]
+    low, high = precision["ci95"]
+    assert low <= 0.75 <= high and low <= precision["value"] <= high  # cite_wrong 0.25 moves a quarter away
+    assert cited["page"]["precision"]["value"] == 1.0  # moved boxes stay on their page
+    assert cited["verifiable"] > 500 and cited["unverifiable"] < cited["verifiable"] / 10
+    assert sum(cited["categories"].values()) > 0
+    for form in ("text", "md", "html"):
+        out = tmp_path / f"grounding.{form}"
+        assert main(["report", *runs, "--grounding", "--format", form, "--out", str(out)]) == 0
+        assert "matched_cited_right" in out.read_text() and "n/a" in out.read_text()
+
+
+@pytest.mark.parametrize("iou_text", ["0", "1.5", "-1", "half"])
+def test_an_iou_outside_0_1_is_one_line_and_exit_2(
+    iou_text: str, sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(sample_runs["cited"]), "--grounding", "--iou", iou_text]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--iou" in err[0]
+
+
+def test_the_located_evidence_is_cached_per_dataset_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oeb.dataset import SAMPLE_DATASET, open_dataset
+    from oeb.report import grounding
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    dataset = open_dataset(SAMPLE_DATASET)
+    ids = [row.doc_id for row in dataset.rows[:3]]
+    located = grounding.evidence_of(dataset, ids)
+    assert grounding.evidence_cache(dataset).exists()
+    assert located == {doc_id: grounding.document_evidence(dataset, doc_id) for doc_id in ids}
+
+    def never(*_: object) -> None:
+        raise AssertionError("located again")
+
+    monkeypatch.setattr(grounding, "document_evidence", never)
+    assert grounding.evidence_of(dataset, ids) == located  # read back, nothing located again

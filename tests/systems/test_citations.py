@@ -1,0 +1,162 @@
+"""Each vendor's citations and confidences in its documented wire shape, served by its fake on
+127.0.0.1 for a generated PDF: the adapter asks for them when `citations` is on, and the boxes it
+reads back land on the value's printed place (PDFium's own search) within 2 points."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pypdfium2
+import pytest
+
+from oeb.grounding.cite import check
+from oeb.systems import get, question_schema
+from oeb.systems.asking import predict
+from oeb.systems.azure_cu import AzureCU
+from oeb.systems.base import Question
+from oeb.systems.schema import azure_field_schema
+from systems.conftest import FAST, KEY
+from systems.fake_vendor import FakeVendor, Reply
+from systems.vendors import SCHEMA
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from dataset_files import pdf_bytes
+
+LINES = ["Invoice A-1 from ACME", "", "Total due: 2.50 EUR", *[""] * 57, "Page two: nothing"]
+ANSWER = {"invoice": "A-1", "total": 2.5}
+PRINTED = {"invoice": "A-1", "total": "2.50"}
+Box = tuple[float, float, float, float]
+
+
+@pytest.fixture(scope="module")
+def places() -> dict[str, tuple[int, Box, tuple[float, float]]]:
+    """Where each value is printed: page, box in points from the top-left, and the page's size."""
+    found = {}
+    pdf = pypdfium2.PdfDocument(pdf_bytes(LINES))
+    page = pdf[0]
+    width, height = page.get_size()
+    text = page.get_textpage()
+    for key, printed in PRINTED.items():
+        at = text.search(printed).get_next()
+        rects = [text.get_rect(i) for i in range(text.count_rects(*at))]
+        left, bottom, right, top = rects[0]
+        found[key] = (1, (left, height - top, right, height - bottom), (width, height))
+    pdf.close()
+    return found
+
+
+def _reducto(fake: FakeVendor, places: dict[str, Any]) -> None:
+    fake.on("POST", "/upload", Reply(200, {"file_id": "reducto://f1"}))
+    fake.on("POST", "/extract_async", Reply(200, {"job_id": "j1"}))
+    result = {}
+    for key, (page, (x0, y0, x1, y1), (w, h)) in places.items():
+        bbox = {"left": x0 / w, "top": y0 / h, "width": (x1 - x0) / w, "height": (y1 - y0) / h, "page": page}
+        citation = {"type": "Text", "content": PRINTED[key], "bbox": bbox, "confidence": "high",
+                    "granular_confidence": {"extract_confidence": 0.9, "parse_confidence": 0.8}}  # fmt: skip
+        result[key] = {"value": ANSWER[key], "citations": [citation]}
+    done = {"status": "Completed", "result": {"usage": {"credits": 8}, "result": result}}
+    fake.on("GET", "/job/j1", Reply(200, done))
+    fake.on("GET", "/jobs", Reply(200, {"jobs": []}))
+
+
+def _llamaextract(fake: FakeVendor, places: dict[str, Any]) -> None:
+    fake.on("GET", "/api/v1/projects", Reply(200, [{"id": "proj1"}]))
+    fake.on("POST", "/api/v1/beta/files", Reply(200, {"id": "f1"}))
+    fake.on("POST", "/api/v2/extract", Reply(200, {"id": "j1", "status": "PENDING"}))
+    fields = {}
+    for key, (page, (x0, y0, x1, y1), (w, h)) in places.items():
+        box = {"x": x0, "y": y0, "w": x1 - x0, "h": y1 - y0}
+        citation = {"page": page, "matching_text": PRINTED[key], "bounding_boxes": [box],
+                    "page_dimensions": {"width": w, "height": h}}  # fmt: skip
+        fields[key] = {"citation": [citation], "extraction_confidence": 0.9}
+    done = {"id": "j1", "status": "SUCCESS", "extract_result": ANSWER, "extract_metadata": {"field_metadata": fields}}
+    fake.on("GET", "/api/v2/extract/j1", Reply(200, done))
+
+
+def _extend(fake: FakeVendor, places: dict[str, Any]) -> None:
+    fake.on("POST", "/files/upload", Reply(200, {"object": "file", "id": "file_1"}))
+    fake.on("POST", "/extract_runs", Reply(200, {"object": "extract_run", "id": "exr_1", "status": "PROCESSING"}))
+    metadata = {}
+    for key, (page, (x0, y0, x1, y1), (w, h)) in places.items():
+        scale = 2.0  # the page rendered at 144 DPI: the polygon is in that page's pixels
+        polygon = [{"x": x * scale, "y": y * scale} for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+        citation = {"page": {"number": page, "width": w * scale, "height": h * scale}, "polygon": polygon,
+                    "referenceText": PRINTED[key]}  # fmt: skip
+        metadata[key] = {"citations": [citation], "logprobsConfidence": 0.9, "ocrConfidence": 0.99}
+    done = {"id": "exr_1", "status": "PROCESSED", "output": {"value": ANSWER, "metadata": metadata}}
+    fake.on("GET", "/extract_runs/exr_1", Reply(200, done))
+
+
+def _azure(fake: FakeVendor, places: dict[str, Any]) -> None:
+    adapter = AzureCU(citations=True)
+    base = f"/contentunderstanding/analyzers/{adapter.analyzer_id(azure_field_schema(question_schema(SCHEMA)))}"
+    fake.on("PUT", base, Reply(201, {}))
+    result = f"{fake.url}/contentunderstanding/analyzerResults/r1?api-version=v"
+    fake.on("POST", f"{base}:analyze", Reply(202, {}, {"Operation-Location": result}))
+    fields = {}
+    for key, (page, (x0, y0, x1, y1), _) in places.items():
+        inches = [v / 72 for v in (x0, y0, x1, y0, x1, y1, x0, y1)]
+        source = f"D({page}," + ",".join(f"{v:.4f}" for v in inches) + ")"
+        kind = "valueString" if key == "invoice" else "valueNumber"
+        fields[key] = {"type": "string", kind: ANSWER[key], "confidence": 0.9, "source": source}
+    w, h = places["invoice"][2]
+    pages = [{"pageNumber": n, "width": w / 72, "height": h / 72, "unit": "inch"} for n in (1, 2)]  # A4 in inches
+    done = {"status": "Succeeded", "result": {"contents": [{"fields": fields, "pages": pages}]}}
+    fake.on("GET", "/contentunderstanding/analyzerResults/r1", Reply(200, done))
+
+
+CITED: dict[str, tuple[str, Callable[[FakeVendor, dict[str, Any]], None], Callable[[dict[str, Any]], bool]]] = {
+    "reducto": ("REDUCTO_API_KEY", _reducto, lambda sent: sent["settings"]["citations"] == {"enabled": True}),
+    "llamaextract": (
+        "LLAMA_CLOUD_API_KEY",
+        _llamaextract,
+        lambda sent: sent["configuration"]["cite_sources"] is True and sent["configuration"]["confidence_scores"],
+    ),
+    "extend": ("EXTEND_API_KEY", _extend, lambda sent: sent["config"]["advancedOptions"]["citationsEnabled"] is True),
+    "azure-cu": ("AZURE_CU_KEY", _azure, lambda sent: sent["config"]["estimateFieldSourceAndConfidence"] is True),
+}
+ASKED = {"reducto": "/extract_async", "llamaextract": "/api/v2/extract", "extend": "/extract_runs"}
+
+
+@pytest.mark.parametrize("system", sorted(CITED))
+def test_the_vendors_citations_land_on_the_printed_value(
+    system: str, places: dict[str, Any], fake: FakeVendor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, install, asked = CITED[system]
+    monkeypatch.setenv(key, KEY)
+    install(fake, places)
+    options: dict[str, Any] = {"citations": True}
+    if system == "azure-cu":
+        options |= {"endpoint": fake.url, "poll_interval": 0.01}
+    else:
+        options |= {"base_url": fake.url, "poll_interval": 0.01}
+    if system == "llamaextract":
+        options["confidence"] = True
+    adapter = get(system, options)
+    pdf = tmp_path / "invoice.pdf"
+    pdf.write_bytes(pdf_bytes(LINES))
+    record = predict(adapter, Question(pdf, question_schema(SCHEMA)), timeout=5.0, policy=FAST)
+    assert record["error"] is None and record["output"] == ANSWER  # the cited answer reads as the plain one
+    request = fake.sent("POST", ASKED[system])[0] if system in ASKED else fake.sent("PUT")[0]
+    assert asked(json.loads(request.body))
+    sizes = [places["invoice"][2], places["invoice"][2]]
+    checked = check("d", system, adapter.cites(record["raw"]), sizes)
+    assert (checked.invalid_citations, checked.invalid_confidences) == (0, 0)
+    rows = {row["address"]: row for row in checked.rows}
+    assert set(rows) == set(ANSWER)
+    for name, (page, box, _) in places.items():
+        row = rows[name]
+        assert row["page"] == page and row["confidence"] == 0.9
+        assert max(abs(a - b) for a, b in zip((row["x0"], row["y0"], row["x1"], row["y1"]), box, strict=True)) < 2
+
+
+def test_without_the_option_nothing_is_asked_and_a_plain_answer_cites_nothing() -> None:
+    for system in CITED:
+        adapter = get(system, {"endpoint": "https://x.invalid"} if system == "azure-cu" else {})
+        assert adapter.options()["citations"] is False
+        assert adapter.cites({"result": {"contents": [{"fields": {}}]}, "output": {"value": {}}}) == []
+    assert AzureCU().analyzer_id({"a": 1}) != AzureCU(citations=True).analyzer_id({"a": 1})
