@@ -51,15 +51,20 @@ def gold_error(entries: Sequence[Entry], suites: Mapping[str, str]) -> dict[str,
     return block
 
 
+def _rate(what: str, block: Mapping[str, Any]) -> str:
+    """`<what> 2.5% (95% CI 0.8-5.7%) from 200 checked values`: a rate with its interval."""
+    low, high = block["ci"]
+    return (
+        f"{what} {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
+        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
+    )
+
+
 def shown(block: Mapping[str, Any] | None) -> str:
     """`gold error: 2.5% (95% CI 0.8-5.7%) from 200 checked values`, or that it is unmeasured."""
     if block is None:
         return "gold error: unmeasured (no sampled gold value checked yet: oeb adjudicate sample)"
-    low, high = block["ci"]
-    return (
-        f"gold error: {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
-        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
-    )
+    return _rate("gold error:", block)
 
 
 def within_noise(headlines: Sequence[float], block: Mapping[str, Any] | None) -> list[bool]:
@@ -86,8 +91,4 @@ def accuracy_shown(block: Mapping[str, Any] | None) -> str:
     """`draft accuracy 97.5% (95% CI 94.3-99.2%) from 200 checked values`, or that it is unmeasured."""
     if block is None:
         return "draft accuracy: unmeasured (check a random sample: oeb gold sample DATASET --n 200)"
-    low, high = block["ci"]
-    return (
-        f"draft accuracy {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
-        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
-    )
+    return _rate("draft accuracy", block)
