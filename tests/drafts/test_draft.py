@@ -13,7 +13,7 @@ from gold_corpus import DAMAGE, PAIR, SYSTEMS, Drafting
 
 import oeb.scoring
 from oeb.cli import main
-from oeb.dataset import open_dataset
+from oeb.dataset import SAMPLE_DATASET, open_dataset
 from oeb.gold.apply import adjudicate
 from oeb.gold.check import leaves
 from oeb.gold.derivation import excluded, read_draft, system_key
@@ -105,3 +105,14 @@ def test_bad_input(drafting: Drafting, tmp_path: Path, capsys: pytest.CaptureFix
     shutil.copytree(runs[0], twin)
     assert main(["gold", "draft", runs[0], str(twin), "--out", str(out)]) == 2
     assert "same system setting" in capsys.readouterr().err and not out.exists()
+    other = tmp_path / "other"  # a run over another dataset (here: the sample, which has gold)
+    shutil.copytree(runs[1], other)
+    settings = json.loads((other / "settings.json").read_text())
+    (other / "settings.json").write_text(json.dumps(settings | {"dataset": str(Path(SAMPLE_DATASET).resolve())}))
+    assert main(["gold", "draft", runs[0], str(other), "--out", str(out)]) == 2
+    assert "different datasets" in capsys.readouterr().err and not out.exists()
+    (twin / "settings.json").write_text(
+        json.dumps(settings | {"dataset": str(Path(SAMPLE_DATASET).resolve()), "options": {"seed": 9}})
+    )
+    assert main(["gold", "draft", str(other), str(twin), "--out", str(out)]) == 2
+    assert "which has gold" in capsys.readouterr().err and not out.exists()
