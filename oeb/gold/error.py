@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oeb.gold.entries import Entry
-from oeb.gold.sample import BY_SUITE
+from oeb.gold.sample import BY_SUITE, PREFIX
 
 LEVEL = 0.95
 
@@ -78,8 +78,9 @@ def within_noise(headlines: Sequence[float], block: Mapping[str, Any] | None) ->
 
 def accuracy(entries: Sequence[Entry]) -> dict[str, Any] | None:
     """A drafted gold's accuracy, `{checked, right, rate, ci}`: the complement of its error over the
-    decided verify entries (`oeb gold sample`); None when no sampled value was checked yet."""
-    error = gold_error(entries, {})
+    decided verify entries of the uniform sample (`oeb gold sample`, ids `verify-...`; a value checked
+    for another reason would bias it); None when no sampled value was checked yet."""
+    error = gold_error([entry for entry in entries if entry.id.startswith(PREFIX)], {})  # the random sample only
     if error is None:
         return None
     low, high = error["ci"]
