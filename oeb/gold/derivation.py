@@ -51,7 +51,7 @@ SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
-class Value:
+class Derived:
     """One row of gold_derivation.parquet (`value` decoded; None for undecided and absent)."""
 
     doc_id: str
@@ -82,7 +82,7 @@ class Draft:
     k: int
     source: dict[str, str]
     version: str
-    values: tuple[Value, ...]
+    values: tuple[Derived, ...]
 
     @property
     def n(self) -> int:
@@ -113,7 +113,7 @@ def system_key(settings: dict[str, Any]) -> str:
     return f"{settings.get('system')}:{hashlib.sha256(options.encode()).hexdigest()[:8]}"
 
 
-def table(values: Sequence[Value]) -> pa.Table:
+def table(values: Sequence[Derived]) -> pa.Table:
     return pa.Table.from_pylist(
         [
             {
@@ -134,15 +134,15 @@ def table(values: Sequence[Value]) -> pa.Table:
     )
 
 
-def parquet_bytes(values: Sequence[Value]) -> bytes:
+def parquet_bytes(values: Sequence[Derived]) -> bytes:
     out = io.BytesIO()
     pq.write_table(table(values), out)
     return out.getvalue()
 
 
-def from_table(read: pa.Table) -> tuple[Value, ...]:
+def from_table(read: pa.Table) -> tuple[Derived, ...]:
     return tuple(
-        Value(
+        Derived(
             doc_id=r["doc_id"],
             address=r["address"],
             value=None if r["value"] is None else json.loads(r["value"]),

@@ -25,7 +25,7 @@ from oeb.errors import AdjudicationError, StorageError, UsageError
 from oeb.gold import entries
 from oeb.gold.apply import parse_address
 from oeb.gold.check import leaves
-from oeb.gold.derivation import DERIVATION, DRAFTED, PROPOSED, Value, parquet_bytes, system_key, version
+from oeb.gold.derivation import DERIVATION, DRAFTED, PROPOSED, Derived, parquet_bytes, system_key, version
 from oeb.gold.entries import Adjudications, Entry
 from oeb.scoring import canonical_key, show_address
 
@@ -105,7 +105,7 @@ def _size(prediction: Any) -> int:
 
 def draft_document(
     doc_id: str, predictions: Sequence[Any], keys: Sequence[str], schema: dict[str, Any], k: int
-) -> tuple[dict[str, Any], list[Value]]:
+) -> tuple[dict[str, Any], list[Derived]]:
     """One document's drafted gold and its derivation rows."""
     n = len(predictions)
     answers = [p if isinstance(p, dict) else None for p in predictions]
@@ -121,7 +121,7 @@ def draft_document(
             readings.append(_readings(answer, pivot, schema) if answer is not None else {})
     addresses = list(dict.fromkeys(a for found in readings for a in found))
     gold = _blank(pivot)
-    rows: list[Value] = []
+    rows: list[Derived] = []
     for address in addresses:
         groups: dict[str, list[int]] = {}
         for i, found in enumerate(readings):
@@ -133,7 +133,7 @@ def draft_document(
             value = readings[best[0]][address][0]
             _put(gold, address, value)
             rows.append(
-                Value(
+                Derived(
                     doc_id,
                     address,
                     value,
@@ -145,7 +145,7 @@ def draft_document(
                 )
             )
         elif n - len(stated) < k:  # neither a value nor its absence has K systems
-            rows.append(Value(doc_id, address, None, (), k, n, "undecided", readings=tuple(stated.items())))
+            rows.append(Derived(doc_id, address, None, (), k, n, "undecided", readings=tuple(stated.items())))
     return gold, rows
 
 
@@ -198,7 +198,7 @@ class Drafted:
     k: int
     n: int
     version: str
-    values: list[Value]
+    values: list[Derived]
 
 
 def draft(runs: Sequence[str], k: int | None, out: str) -> Drafted:
@@ -213,7 +213,7 @@ def draft(runs: Sequence[str], k: int | None, out: str) -> Drafted:
     answers = [_predictions(voter.url, doc_ids) for voter in found]
     keys = [voter.key for voter in found]
     golds: dict[str, dict[str, Any]] = {}
-    values: list[Value] = []
+    values: list[Derived] = []
     for row in dataset.rows:
         gold, rows = draft_document(row.doc_id, [a.get(row.doc_id) for a in answers], keys, dict(row.schema), k)
         golds[row.doc_id], values = gold, values + rows
@@ -227,7 +227,7 @@ def found_keys(found: Sequence[Voter]) -> list[dict[str, str]]:
 
 
 def write(
-    dataset: Dataset, out: str, golds: dict[str, dict[str, Any]], values: Sequence[Value], systems: Any, k: int
+    dataset: Dataset, out: str, golds: dict[str, dict[str, Any]], values: Sequence[Derived], systems: Any, k: int
 ) -> None:
     """The drafted dataset: the gold-less dataset's files, gold/<id>.json, the derivation, drafted.json
     and the manifest (last)."""
@@ -253,7 +253,7 @@ def write(
     storage.write_parquet(storage.join(out, DEFAULT_MANIFEST), manifest)
 
 
-def rewrite(dataset: Dataset, golds: dict[str, dict[str, Any]], values: Sequence[Value]) -> str:
+def rewrite(dataset: Dataset, golds: dict[str, dict[str, Any]], values: Sequence[Derived]) -> str:
     """A drafted dataset's gold and derivation written again in place (freeze): the new version."""
     for doc_id, gold in golds.items():
         storage.write_bytes(
@@ -269,7 +269,7 @@ def rewrite(dataset: Dataset, golds: dict[str, dict[str, Any]], values: Sequence
     return str(meta["version"])
 
 
-def proposals(values: Sequence[Value]) -> list[Entry]:
+def proposals(values: Sequence[Derived]) -> list[Entry]:
     """The review queue of a new draft: each undecided value as a proposed `add` of its most common
     reading (a person picks another reading, types a value, or marks it absent: `oeb view --review`)."""
     found = []

@@ -16,7 +16,7 @@ from typing import Any
 
 from oeb.dataset import Dataset
 from oeb.gold.check import _put_into
-from oeb.gold.derivation import PROPOSED, Draft, Value
+from oeb.gold.derivation import PROPOSED, Derived, Draft
 from oeb.gold.draft import rewrite
 from oeb.gold.entries import Adjudications, Entry
 from oeb.scoring import canonical_key
@@ -30,7 +30,7 @@ class Frozen:
     absent: int
 
 
-def _status(entry: Entry, before: Value | None) -> str | None:
+def _status(entry: Entry, before: Derived | None) -> str | None:
     """The derivation status an entry gives its value (None: it changes nothing of the gold)."""
     if entry.status == "rejected":
         return "absent" if entry.id.startswith(PROPOSED) else None
@@ -70,7 +70,7 @@ def freeze(dataset: Dataset, draft: Draft, adjudications: Adjudications) -> Froz
             pass  # a rejected proposal added nothing; a remove entry stays in the file, applied at grading
         else:
             value = before.value if before is not None else None
-        base = before or Value(entry.doc_id, entry.address, None, (), k, n, "drafted")
+        base = before or Derived(entry.doc_id, entry.address, None, (), k, n, "drafted")
         rows[(entry.doc_id, entry.address)] = dataclasses.replace(
             base, value=value, status=status, reviewer=entry.by, date=entry.date
         )
