@@ -121,7 +121,9 @@ class Adapter:
         added = {
             info.name: _options.plain(info.default)
             for info in cls.describe_options()
-            if info.name not in options and not (isinstance(info.default, str) and info.default == _options.REQUIRED)
+            if info.name not in options
+            and info.name not in cls.located  # settings.json leaves out where the system is reached
+            and not (isinstance(info.default, str) and info.default == _options.REQUIRED)
         }
         return {**options, **added}
 
