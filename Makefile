@@ -16,7 +16,7 @@ OUT ?= runs
 # SUBMIT_FLAGS=--send-keys also sends the system's keys from this shell (a throwaway cluster only).
 SUBMIT = $(UV) run python scripts/submit.py $(SUBMIT_FLAGS)
 
-.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-grounding bench-adjudicate bench-cluster image image-check lint-cluster
+.PHONY: setup test test-fast check check-docs check-examples imports lint style docs docs-serve bench bench-all regrade bench-scorer bench-run bench-scale bench-storage bench-view bench-slices bench-grounding bench-adjudicate bench-gold bench-cluster image image-check lint-cluster
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
@@ -151,6 +151,11 @@ bench-storage: setup
 VIEW_FLAGS ?=
 bench-view: setup
 	$(PYRUN) python scripts/bench_view.py $(VIEW_FLAGS)
+
+# `oeb gold draft` from five mock runs over 620 generated documents (docs/own-documents.md): wall time
+# and peak memory of the draft alone, with the machine's load.
+bench-gold: setup
+	$(PYRUN) python scripts/bench_gold.py
 
 # Document traits of a 620-document sample (cold and cached) and `oeb report --by pages` over ten
 # graded runs of it, against the targets of 30 s, 1 s and 5 s (docs/slices.md).

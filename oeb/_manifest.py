@@ -62,6 +62,8 @@ def rows_from_table(table: pa.Table, manifest: str) -> tuple[Row, ...]:
             f"{', '.join(REQUIRED_COLUMNS)} and this one has {', '.join(table.column_names) or 'none'}"
         )
     records = table.to_pylist()
+    if is_goldless(table):  # the gold's place once drafted, so every row is checked as usual
+        records = [record | {"gt_path": GOLDLESS_GOLD.format(doc_id=record["doc_id"])} for record in records]
     paths = [_checked_paths(number, record, manifest) for number, record in enumerate(records, start=1)]
     if not records:
         raise ManifestError(f"{manifest} names no rows; add one row per document")
@@ -77,6 +79,18 @@ def rows_from_table(table: pa.Table, manifest: str) -> tuple[Row, ...]:
             extra={key: value for key, value in record.items() if key not in _KNOWN_COLUMNS},
         )
         for number, record, (doc_id, doc_path, gt_path) in zip(range(1, len(records) + 1), records, paths, strict=True)
+    )
+
+
+GOLDLESS_GOLD = "gold/{doc_id}.json"
+"""Where a gold-less dataset's rows will have their gold once it is drafted (`oeb gold draft`)."""
+
+
+def is_goldless(table: pa.Table) -> bool:
+    """A manifest whose gt_path column holds no value at all: a dataset without gold yet
+    (`oeb dataset init`, docs/own-documents.md). A column with some values is an ordinary manifest."""
+    return (
+        "gt_path" in table.column_names and table.num_rows > 0 and table.column("gt_path").null_count == table.num_rows
     )
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oeb import _json, storage
-from oeb._manifest import OTHER_SUITE, REQUIRED_COLUMNS, Row, normalised_manifest_path, rows_from_table
+from oeb._manifest import OTHER_SUITE, REQUIRED_COLUMNS, Row, is_goldless, normalised_manifest_path, rows_from_table
 from oeb.errors import (
     DatasetNotFoundError,
     DatasetRefused,
@@ -28,6 +28,7 @@ from oeb.errors import (
     GoldError,
     HubError,
     ManifestError,
+    NoGold,
     OebError,
     StorageFormatError,
     StorageNotFoundError,
@@ -112,6 +113,15 @@ class Dataset:
     _pages: dict[str, int | None] = field(default_factory=dict, repr=False, compare=False)
     """Page counts already read, by doc_path: the plan's estimate and every system's grading of one
     run share them, so each PDF is read once per run, not once per system."""
+    goldless: bool = False
+    """The manifest names no gold (`oeb dataset init`): runs predict, grading waits for a drafted gold."""
+
+    def no_gold(self) -> NoGold:
+        """The one line saying this dataset has no gold yet, and what to run next."""
+        return NoGold(
+            f"{self.url} has no gold yet (a gold-less dataset); run two or more systems over it, then draft "
+            "the gold from their answers: oeb gold draft RUN RUN ... --out DATASET (docs/own-documents.md)"
+        )
 
     def settings(self) -> dict[str, str]:
         """The settings.json keys naming the dataset: `dataset`, `manifest`, for the Hub `dataset_commit`."""
@@ -180,6 +190,8 @@ class Dataset:
     def golds(self, rows: Sequence[Row] | None = None) -> Iterator[tuple[Row, dict[str, Any]]]:
         """The gold extraction of each row (all by default), read in concurrent batches."""
         rows = self.rows if rows is None else rows
+        if self.goldless:
+            raise self.no_gold()
         for start in range(0, len(rows), _GOLD_BATCH):
             batch = rows[start : start + _GOLD_BATCH]
             contents = self._files.read_many([row.gt_path for row in batch])
@@ -188,10 +200,15 @@ class Dataset:
 
     def gold(self, row: Row) -> dict[str, Any]:
         """One row's gold extraction."""
+        if self.goldless:
+            raise self.no_gold()
         return self._gold(row, self._files.read_many([row.gt_path])[row.gt_path])
 
     def check_golds(self) -> None:
-        """Step 11: every row's gold, even when a run selects a few, reads as a JSON object."""
+        """Step 11: every row's gold, even when a run selects a few, reads as a JSON object (a gold-less
+        dataset has none to read)."""
+        if self.goldless:
+            return
         for _ in self.golds():
             pass
 
@@ -255,7 +272,7 @@ def open_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
         raise ManifestError(f"{error}; a manifest is a parquet file") from error
     identity = str(Path(files.root).resolve()) if storage.is_local(url) else files.root
     rows = rows_from_table(table, manifest_url)
-    return Dataset(url, manifest, identity, None, files.root, rows, files)
+    return Dataset(url, manifest, identity, None, files.root, rows, files, goldless=is_goldless(table))
 
 
 def check_dataset(url: str, manifest: str = DEFAULT_MANIFEST) -> Dataset:
@@ -286,7 +303,9 @@ def _open_hub(url: str, manifest: str) -> Dataset:
     except StorageFormatError as error:
         raise ManifestError(f"{manifest_url} is not a parquet file; a manifest is a parquet file") from error
     rows = rows_from_table(table, manifest_url)
-    return Dataset(url, manifest, snapshot.address.url, snapshot.commit, snapshot.root, rows, snapshot)
+    return Dataset(
+        url, manifest, snapshot.address.url, snapshot.commit, snapshot.root, rows, snapshot, goldless=is_goldless(table)
+    )
 
 
 def _pdf_pages(data: bytes) -> int | None:

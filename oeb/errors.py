@@ -27,7 +27,8 @@ traceback. The exit codes are documented for users in docs/exit-codes.md.
     │   ├── HubError
     │   ├── ManifestError
     │   ├── DocumentMissingError
-    │   └── GoldError
+    │   ├── GoldError
+    │   └── NoGold                      exit 2: a gold-less dataset graded or reported (no gold yet)
     ├── ConfigError                     a run config or a --set
     ├── SelectionError                  the config's rows
     ├── PlanDeclined                    the user said no to the plan; nothing written
@@ -183,6 +184,13 @@ class DocumentMissingError(DatasetError):
 
 class GoldError(DatasetError):
     """A row's gold file is missing, not JSON, or not a JSON object (docs/datasets.md, check 11)."""
+
+
+class NoGold(DatasetError):
+    """A gold-less dataset (`oeb dataset init`) is asked for gold: grading and reports wait for a
+    drafted gold (`oeb gold draft`, docs/own-documents.md)."""
+
+    exit_code = 2
 
 
 class ConfigError(OebError):

@@ -34,6 +34,8 @@ VERBS = (
     "compare",
     "audit",
     "adjudicate",
+    "dataset",
+    "gold",
     "publish",
     "reproduce",
     "view",

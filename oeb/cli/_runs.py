@@ -128,13 +128,17 @@ def print_report(report: dict[str, Any], folder: str) -> None:
     except OebError:
         tables = lambda width: [summary_table(report, width)]  # noqa: E731
     _print_tables(tables)
+    draft = ((report.get("scorers") or {}).get("field_matching") or {}).get("provenance", {}).get("draft")
+    if draft:  # a drafted gold (docs/own-documents.md): what the score is against
+        print(f"{draft['caption']}; {draft['excluded_values']} values excluded for this system", file=sys.stderr)
 
 
 def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
     """The end of `oeb run` / `oeb resume`: the leaderboard of the graded systems and where each run
     folder is (on stdout; with `as_json` the summary JSON there instead and the rest on stderr), then
     one line per system that did not end cleanly; returns the run's exit code."""
-    graded = [ended for ended in outcome.ended if ended.result is not None]
+    graded = [e for e in outcome.ended if e.result is not None and e.result.report.get("gold", True) is not None]
+    goldless = [e for e in outcome.ended if e.result is not None and e.result.report.get("gold", True) is None]
     if as_json:
         print_json(_summary_json(outcome))
         sys.stdout.flush()
@@ -150,6 +154,8 @@ def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
         state = (
             "graded" if ended.result is not None else f"not graded, continue with: oeb resume {ended.plan.folder.url}"
         )
+        if ended in goldless:
+            state = "answers kept, no gold to grade them yet"
         if ended.result is not None and ended.error is not None:
             state = f"graded, {type(ended.error).__name__}"
         print(f"run folder of {ended.plan.label}: {ended.plan.folder.url} ({state})", file=out, flush=True)
@@ -159,6 +165,15 @@ def finish(outcome: Outcome, command: str, *, as_json: bool) -> int:
             print(f"oeb {command}: {ended.plan.label + ': ' if several else ''}{ended.error}", file=sys.stderr)
     for refused in outcome.refused:
         print(f"oeb {command}: {refused.line()}", file=sys.stderr)
+    if goldless:
+        runs = " ".join(e.plan.folder.url for e in goldless)
+        print(
+            f"oeb {command}: no gold yet ({goldless[0].plan.dataset.url} is gold-less); with two or more systems' "
+            "runs, "
+            f"draft it: oeb gold draft {runs}{' RUN ...' if len(goldless) < 2 else ''} --out DATASET "
+            "(docs/own-documents.md)",
+            file=out,
+        )
     return outcome.exit_code
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, check_dataset
 
@@ -40,6 +41,13 @@ def run(args: argparse.Namespace) -> int:
         "rows": len(dataset.rows),
         "suites": dataset.suites(),
         **({"dataset_commit": dataset.commit} if dataset.commit else {}),
+        **({"gold": None} if dataset.goldless else {}),
     }
     print(json.dumps(report, indent=2, ensure_ascii=False))
+    if dataset.goldless:
+        print(
+            f"oeb check: {report['dataset']} is a gold-less dataset: runs predict on it; draft its gold from two or "
+            "more runs with oeb gold draft (docs/own-documents.md)",
+            file=sys.stderr,
+        )
     return 0

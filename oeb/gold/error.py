@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oeb.gold.entries import Entry
-from oeb.gold.sample import BY_SUITE
+from oeb.gold.sample import BY_SUITE, PREFIX
 
 LEVEL = 0.95
 
@@ -51,15 +51,20 @@ def gold_error(entries: Sequence[Entry], suites: Mapping[str, str]) -> dict[str,
     return block
 
 
+def _rate(what: str, block: Mapping[str, Any]) -> str:
+    """`<what> 2.5% (95% CI 0.8-5.7%) from 200 checked values`: a rate with its interval."""
+    low, high = block["ci"]
+    return (
+        f"{what} {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
+        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
+    )
+
+
 def shown(block: Mapping[str, Any] | None) -> str:
     """`gold error: 2.5% (95% CI 0.8-5.7%) from 200 checked values`, or that it is unmeasured."""
     if block is None:
         return "gold error: unmeasured (no sampled gold value checked yet: oeb adjudicate sample)"
-    low, high = block["ci"]
-    return (
-        f"gold error: {100 * block['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%) "
-        f"from {block['checked']} checked value{'s' if block['checked'] != 1 else ''}"
-    )
+    return _rate("gold error:", block)
 
 
 def within_noise(headlines: Sequence[float], block: Mapping[str, Any] | None) -> list[bool]:
@@ -69,3 +74,22 @@ def within_noise(headlines: Sequence[float], block: Mapping[str, Any] | None) ->
         return [False] * max(0, len(headlines) - 1)
     bound = block["ci"][1]
     return [abs(headlines[i] - headlines[i + 1]) < bound for i in range(len(headlines) - 1)]
+
+
+def accuracy(entries: Sequence[Entry]) -> dict[str, Any] | None:
+    """A drafted gold's accuracy, `{checked, right, rate, ci}`: the complement of its error over the
+    decided verify entries of the uniform sample (`oeb gold sample`, ids `verify-...`; a value checked
+    for another reason would bias it); None when no sampled value was checked yet."""
+    error = gold_error([entry for entry in entries if entry.id.startswith(PREFIX)], {})  # the random sample only
+    if error is None:
+        return None
+    low, high = error["ci"]
+    right = error["checked"] - error["wrong"]
+    return {"checked": error["checked"], "right": right, "rate": right / error["checked"], "ci": [1 - high, 1 - low]}
+
+
+def accuracy_shown(block: Mapping[str, Any] | None) -> str:
+    """`draft accuracy 97.5% (95% CI 94.3-99.2%) from 200 checked values`, or that it is unmeasured."""
+    if block is None:
+        return "draft accuracy: unmeasured (check a random sample: oeb gold sample DATASET --n 200)"
+    return _rate("draft accuracy", block)

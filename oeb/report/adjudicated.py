@@ -23,8 +23,9 @@ from typing import Any
 from oeb import _json, storage
 from oeb.errors import AdjudicationError, StorageError
 from oeb.gold.apply import Adjudicated, adjudicate
+from oeb.gold.derivation import for_system, generated, read_draft
 from oeb.gold.entries import FILE_NAME, NONE, Adjudications, load
-from oeb.gold.error import gold_error, shown, within_noise
+from oeb.gold.error import accuracy, accuracy_shown, gold_error, shown, within_noise
 from oeb.report.runs import Run
 
 _SCORER = "field_matching"
@@ -133,19 +134,43 @@ def under_gold(runs: list[Run], given: str | None) -> Gold:
     from oeb.gold.check import checked
     from oeb.report.audit import dataset_of
 
-    checked(adjudications, dataset_of(runs, None))
-    return Gold([adjudicate_run(run, adjudications).run for run in runs], adjudications)
+    dataset = dataset_of(runs, None)
+    checked(adjudications, dataset)
+    draft = read_draft(dataset)  # a drafted gold: each run without the values it helped decide
+    return Gold(
+        [adjudicate_run(run, for_system(adjudications, draft, run.settings) or adjudications).run for run in runs],
+        adjudications,
+    )
 
 
 def annotate(board: dict[str, Any], gold: Gold) -> dict[str, Any]:
     """The board with `gold` (its line, the file, its digest and the ids applied), `gold_error` and,
-    per row from the second, `within_gold_noise`; unchanged without a file."""
+    per row from the second, `within_gold_noise` (unchanged without a file); on a drafted gold also
+    `draft` (docs/own-documents.md)."""
+    return with_draft(_annotated(board, gold), gold)
+
+
+def with_draft(board: dict[str, Any], gold: Gold) -> dict[str, Any]:
+    """`draft`: the drafted gold's caption and counts, its accuracy from the checked sample
+    (`draft_accuracy`), and each row's `excluded_values` (leave-drafters-out grading)."""
+    block = next((run.provenance["draft"] for run in gold.runs if isinstance(run.provenance.get("draft"), dict)), None)
+    if block is None:
+        return board
+    excluded = {run.label: sum(int(line.get("excluded_values", 0)) for line in run.lines) for run in gold.runs}
+    rows = [{**row, "excluded_values": excluded.get(row["system"], 0)} for row in board["rows"]]
+    entries = gold.adjudications.entries if gold.adjudications is not None else ()
+    return {**board, "rows": rows, "draft": {**block, "excluded_values": excluded}, "draft_accuracy": accuracy(entries)}
+
+
+def _annotated(board: dict[str, Any], gold: Gold) -> dict[str, Any]:
     adjudications = gold.adjudications
     if adjudications is None:
         return board
     suites = {line["id"]: (line.get("row") or {}).get("suite") or "other" for line in gold.runs[0].lines}
     error = gold_error(adjudications.entries, suites)
-    applied = sorted({i for run in gold.runs for line in run.lines for i in line.get("adjudications", ())})
+    applied = sorted(
+        {i for run in gold.runs for line in run.lines for i in line.get("adjudications", ()) if not generated(i)}
+    )
     noise = within_noise([row["headline"] for row in board["rows"]], error)
     rows = [
         {**row, "within_gold_noise": noise[number - 1] if number else False} for number, row in enumerate(board["rows"])
@@ -167,9 +192,12 @@ def annotate(board: dict[str, Any], gold: Gold) -> dict[str, Any]:
 
 def lines(board: dict[str, Any]) -> list[str]:
     """The lines under the leaderboard: the gold used, its error, the ranks within its noise."""
+    found = []
+    if "draft" in board:
+        found += [board["draft"]["caption"], accuracy_shown(board["draft_accuracy"])]
     if "gold" not in board:
-        return []
-    found = [board["gold"]["line"], shown(board["gold_error"])]
+        return found
+    found += [board["gold"]["line"]] + ([] if "draft" in board else [shown(board["gold_error"])])
     error = board["gold_error"]
     for suite, block in (error or {}).get("per_suite", {}).items():
         found.append(f"  {suite}: " + shown(block).removeprefix("gold error: "))

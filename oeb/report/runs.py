@@ -16,7 +16,7 @@ from typing import Any
 
 from oeb import _json, storage
 from oeb._manifest import is_file_name
-from oeb.errors import ReportError, ReportMismatch, StorageError, StorageNotFoundError
+from oeb.errors import OebError, ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
 from oeb.run.grade import pages
 from oeb.scoring import RESULTS
@@ -58,8 +58,9 @@ class Run:
 
     def named(self, key: str) -> Any:
         """`dataset`, `manifest` or `dataset_commit`: from settings.json, else from the provenance
-        grading wrote (a brought folder's only record of what it was graded against)."""
-        if key in self.settings:
+        grading wrote (a brought folder's only record of what it was graded against; and a run over a
+        gold-less dataset graded against the gold drafted from it: docs/own-documents.md)."""
+        if key in self.settings and "draft" not in self.provenance:
             return self.settings[key]
         return self.provenance.get(key)
 
@@ -77,11 +78,26 @@ def _read(url: str) -> Any:
     return storage.read_jsonl(url) if url.endswith(".jsonl") else storage.read_json(url)
 
 
-def _not_graded(url: str) -> ReportError:
+def _goldless_dataset(url: str) -> OebError | None:
+    """The one line for a run over a gold-less dataset (no gold, so nothing to report yet), or None."""
+    from oeb.dataset import named_by_folder, open_dataset
+
+    try:
+        settings = storage.read_json(storage.join(url, "settings.json"))
+        dataset = open_dataset(named_by_folder(settings.get("dataset"), url), settings.get("manifest"))
+    except (OebError, AttributeError, TypeError):
+        return None
+    return dataset.no_gold() if dataset.goldless else None
+
+
+def _not_graded(url: str) -> OebError:
     """Why a folder without scores cannot be reported, with the command that grades it."""
     if not storage.is_dir(url):
         return ReportError(f"no folder at {url}; give a folder that `oeb run` or `oeb grade` graded")
     if storage.exists(storage.join(url, "settings.json")):
+        goldless = _goldless_dataset(url)
+        if goldless is not None:
+            return goldless
         return ReportError(f"{url} is not graded (no {_RESULTS}/scores.jsonl); grade it first: oeb grade {url}")
     if storage.is_dir(storage.join(url, "predictions")):
         return ReportError(

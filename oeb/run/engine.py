@@ -24,11 +24,13 @@ from oeb.batch import files
 from oeb.batch.files import BatchFile
 from oeb.dataset import Row
 from oeb.errors import NothingAnswered, OebError, StorageError
+from oeb.gold.derivation import for_system, read_draft
 from oeb.run.cluster.progress import RunProgress
 from oeb.run.cluster.session import session, worker_env
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade.regrade import grade_folder, open_folder  # noqa: F401  (moved there; imported here by callers)
 from oeb.run.grade.stage import Graded, Grader
+from oeb.run.grade.ungraded import Ungraded
 from oeb.run.planning import Plan as Plan
 from oeb.run.planning import Plans as Plans
 from oeb.run.planning import Refused as Refused
@@ -120,9 +122,11 @@ def execute_all(
             held.enter_context(plan.folder.locked(command, force=force_unlock))
         documents = sum(len(plan.rows) for plan in plans)
         held.enter_context(session(plans[0].config.ray.address, worker_env(), documents=documents))
-        graders = {  # under the adjudication file the plan checked (docs/adjudication.md)
-            plan.label: held.enter_context(
-                Grader(plan.folder, plan.dataset, plan.rows, details=details, adjudications=plan.adjudications)
+        graders: dict[str, Grader | Ungraded] = {  # under the dataset's own adjudication file, when it has one
+            plan.label: (  # (docs/adjudication.md); a gold-less dataset's answers wait for gold
+                Ungraded(plan.folder, plan.dataset, plan.rows)
+                if plan.dataset.goldless
+                else held.enter_context(_grader(plan, details))
             )
             for plan in plans
         }
@@ -163,14 +167,23 @@ def execute_all(
     return Outcome(tuple(ended), tuple(refused))
 
 
-def _show_grading(progress: RunProgress, graders: Iterable[Grader]) -> None:
+def _grader(plan: Plan, details: bool) -> Grader:
+    """A plan's grading, under its dataset's adjudication file and, on a drafted gold, without the
+    values this system helped decide (`oeb.gold.derivation`)."""
+    draft = read_draft(plan.dataset)
+    settings = plan.folder.settings() or {}
+    adjudications = for_system(plan.adjudications, draft, settings)
+    return Grader(plan.folder, plan.dataset, plan.rows, details=details, adjudications=adjudications, draft=draft)
+
+
+def _show_grading(progress: RunProgress, graders: Iterable[Grader | Ungraded]) -> None:
     """The grading queue in the live view: documents handed to grading and not scored yet, and scored."""
     waiting = sum(grader.outstanding for grader in graders)
     scored = sum(grader.queued - grader.outstanding for grader in graders)
     progress.grading(waiting, 0, scored)
 
 
-def _reused(plan: Plan, to_ask: tuple[Row, ...], grader: Grader) -> tuple[Row, ...]:
+def _reused(plan: Plan, to_ask: tuple[Row, ...], grader: Grader | Ungraded) -> tuple[Row, ...]:
     """Save the answers the plan reuses (each read from its earlier run and saved with `reused_from`,
     one at a time), hand them to grading; the documents still to ask. One that can no longer be read
     is asked."""
@@ -272,7 +285,10 @@ def _import_spill(plan: Plan) -> None:
 def _nothing_answered(plan: Plan, report: dict[str, Any]) -> NothingAnswered | None:
     """The end of a run whose every document failed: a broken set-up, not a result. Names the most
     common error (type and one message) with its count."""
-    summary = report["scorers"]["field_matching"]
+    summary = report["scorers"].get("field_matching") or {
+        "rows": report["rows"],
+        "failed": report["rows"] - report["answered"],
+    }
     if summary["rows"] == 0 or summary["failed"] < summary["rows"]:
         return None
     folder = plan.folder

@@ -115,8 +115,25 @@ class Review:
                     "page_size": self._page_size(entry) if entry.doc_id in known else None,
                 }
             )
-        items.sort(key=lambda item: -item["disagree"])  # stable: file order among equals
+        draft = self._derivation(dataset)
+        if draft is None:
+            items.sort(key=lambda item: -item["disagree"])  # stable: file order among equals
+        else:  # a drafted gold: undecided values first, then the lowest agreement (docs/own-documents.md)
+            for item in items:
+                value = draft.get((item["doc_id"], item["address"]))
+                if value is not None:
+                    item["systems"] = {key: {"value": v, "result": "reading"} for key, v in value.readings}
+                    item["agreement"] = -1 if value.status == "undecided" else len(value.systems)
+            items.sort(key=lambda item: item.get("agreement", 1 << 30))
         return {"file": self.url, "by": self.by, "sha256": current.sha256, "queue": items}
+
+    @staticmethod
+    def _derivation(dataset: Any) -> dict[tuple[str, str], Any] | None:
+        """A drafted dataset's values by (document, address): their systems' readings; None otherwise."""
+        from oeb.gold.derivation import read_draft
+
+        draft = read_draft(dataset)
+        return None if draft is None else {(v.doc_id, v.address): v for v in draft.values}
 
     def _page_size(self, entry: Entry) -> list[float] | None:
         """The width and height in points of the page the entry's evidence is on (its first page)."""

@@ -22,6 +22,7 @@ from oeb import storage
 from oeb.dataset import DEFAULT_MANIFEST, FOLDER_SCHEMES, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
 from oeb.errors import AdjudicationError, OebError, RunFolderError, StorageError
 from oeb.gold.check import applying
+from oeb.gold.derivation import for_system, read_draft
 from oeb.gold.entries import NONE
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
@@ -113,7 +114,10 @@ def regrade(
                     lock.enter_context(folder.locked("oeb grade", force=force_unlock))
                     if out is not None:
                         copy_run(url, folder.url)
-                    adjudicated = applying(configured_adjudications(folder), dataset)
+                    draft = read_draft(dataset)  # and, on a drafted gold, the values this run helped decide
+                    adjudicated = for_system(
+                        applying(configured_adjudications(folder), dataset), draft, folder.settings() or {}
+                    )
                     grader = lock.enter_context(
                         Grader(
                             folder,
@@ -123,6 +127,7 @@ def regrade(
                             partial=partial,
                             brought=brought,
                             adjudications=adjudicated,
+                            draft=draft,
                         )
                     )
                     grader.plan()
@@ -153,13 +158,24 @@ def grade_folder(
     adjudication file (`adjudications`, else the one the folder's config.yaml names, else the dataset's
     own) is checked before anything is graded."""
     folder, opened, rows, brought = open_folder(url, dataset=dataset, manifest=manifest)
-    adjudicated = applying(adjudications if adjudications is not None else configured_adjudications(folder), opened)
+    if opened.goldless:
+        raise opened.no_gold()
+    draft = read_draft(opened)
+    given = adjudications if adjudications is not None else configured_adjudications(folder)
+    adjudicated = for_system(applying(given, opened), draft, folder.settings() or {})
     with (
         folder.locked("oeb grade", force=force_unlock),
         session(address, worker_env(), documents=len(rows), work=_work(folder)),
         timed("grading"),
         Grader(
-            folder, opened, rows, partial=partial, details=details, brought=brought, adjudications=adjudicated
+            folder,
+            opened,
+            rows,
+            partial=partial,
+            details=details,
+            brought=brought,
+            adjudications=adjudicated,
+            draft=draft,
         ) as grader,
     ):
         return grader.finish()
@@ -223,6 +239,9 @@ def _ids(only: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _same_dataset(folder: RunFolder, settings: dict[str, Any], dataset: Dataset) -> None:
+    draft = read_draft(dataset)
+    if draft is not None and all(settings.get(key) == draft.source.get(key) for key in ("dataset", "manifest")):
+        return  # a gold drafted from this run's gold-less dataset: the same documents and PDFs
     for key in ("dataset", "manifest"):
         if settings.get(key) != dataset.settings()[key]:
             raise RunFolderError(

@@ -31,6 +31,8 @@ from typing import Any
 from oeb import storage
 from oeb.dataset import Dataset, Row
 from oeb.errors import GradingError, OebError, StorageError, UnfinishedRun
+from oeb.gold.derivation import Draft, generated
+from oeb.gold.derivation import summary as draft_summary
 from oeb.gold.entries import Adjudications
 from oeb.run.cluster import session as cluster
 from oeb.run.folder.run_folder import RunFolder
@@ -110,8 +112,12 @@ class Grader:
         partial: bool = False,
         brought: bool = False,
         adjudications: Adjudications | None = None,
+        draft: Draft | None = None,
     ) -> None:
         self.folder, self.dataset, self.rows = folder, dataset, tuple(rows)
+        self.draft = draft
+        """The dataset's drafted gold (`oeb.gold.derivation`): `adjudications` then hold the values this
+        run is graded without, and the summary says so."""
         self.adjudications = adjudications
         self._entries = adjudications.by_document() if adjudications is not None else {}
         self.details, self.partial, self.brought = details, partial, brought
@@ -283,6 +289,11 @@ class Grader:
         folder, rows, records = self.folder, self.rows, self.records or {}
         digest = scorer_digest()
         ordered = [self.lines[row.doc_id] | {"scorer": digest} for row in rows]
+        if self.draft is not None:
+            ordered = [
+                line if "excluded_values" in line or line["status"] != "scored" else line | {"excluded_values": 0}
+                for line in ordered
+            ]
         scored = {line["id"] for line in ordered if line["status"] == "scored"}
         _tidy_details(folder, self._listing, scored, self.details)
         partial_info = None
@@ -295,12 +306,14 @@ class Grader:
             }
         summary = summarize(ordered, folder.name, partial_info)
         summary["provenance"] = provenance(self.dataset, digest)
-        if self.adjudications is not None:
+        if self.draft is not None:
+            summary["provenance"]["draft"] = draft_summary(self.draft, ordered)
+        if self.adjudications is not None and self.adjudications.url:
             applied = sorted({i for line in ordered for i in line.get("adjudications", ())})
             summary["provenance"]["adjudications"] = {
                 "url": self.adjudications.url,
                 "sha256": self.adjudications.sha256,
-                "accepted": len(self.adjudications.accepted),
+                "accepted": sum(1 for entry in self.adjudications.accepted if not generated(entry.id)),
                 "applied": applied,
             }
         results = folder.path(SCORER)

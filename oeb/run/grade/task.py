@@ -25,6 +25,7 @@ from oeb._gc import cyclic_gc_paused
 from oeb.dataset import Dataset, Row
 from oeb.errors import OebError, ScoreArgumentError, StorageError
 from oeb.gold.apply import adjudicate
+from oeb.gold.derivation import EXCLUDED, generated
 from oeb.gold.entries import Entry
 from oeb.run.grade.results import jsonl, verdict_json, verdict_table
 
@@ -137,8 +138,11 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
     # the cache holds the scorer's own result; accepted adjudications change it after (oeb.gold.apply)
     done = adjudicate(entry["result"], entry["details"], item.entries)
     line = {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **done.result}
-    if done.applied:
-        line["adjudications"] = list(done.applied)
+    excluded = sum(1 for entry_id in done.applied if entry_id.startswith(EXCLUDED))
+    if excluded or any(entry.id.startswith(EXCLUDED) for entry in item.entries):
+        line["excluded_values"] = excluded  # leave-drafters-out grading (oeb.gold.derivation)
+    if any(not generated(entry_id) for entry_id in done.applied):
+        line["adjudications"] = [entry_id for entry_id in done.applied if not generated(entry_id)]
     fresh = cache is not None or not item.has_details or bool(item.entries)
     return {
         "id": row.doc_id,

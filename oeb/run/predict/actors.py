@@ -168,7 +168,9 @@ class SystemActor:
         a death from then on loses no job."""
         arrived = time.monotonic()
         row = self.rows[doc_id]
-        gold = self.dataset.gold(row) if type(self.adapter).uses_gold else None  # mock simulates from the gold
+        gold = (
+            self.dataset.gold(row) if type(self.adapter).uses_gold and not self.dataset.goldless else None
+        )  # mock simulates from the gold
         question = Question(self.dataset.document(row), question_schema(dict(row.schema)), gold)
         outcome: dict[str, Any] = {"record": None, "retry": None, "handle": asking is not None and bool(asking.handle)}
         outcome |= {"stop": None, "node": self.node, "started": None, "running": 0, "outage": None, "job": None}

@@ -4,7 +4,8 @@
 "use strict";
 
 const oebReview = (() => {
-  const KEYS = { a: "accept", r: "reject", e: "correct", n: "next", p: "previous" };
+  const KEYS = { a: "accept", r: "reject", e: "correct", n: "next", p: "previous", x: "absent" };
+  const ABSENT = "absent: the document states no value here";
 
   async function post(path, body) {
     const response = await fetch(ROOT + path, {
@@ -66,8 +67,8 @@ const oebReview = (() => {
             el("img", { src: pageImage(item.doc_id, page), alt: `page ${page} of ${item.doc_id}` }),
             el("span", { class: "page-number" }, String(page))))
         : el("p", { class: "note" }, "no PDF page to show");
-      const readings = el("table", { id: "readings" }, el("tbody", {}, systems.map(([label, reading]) =>
-        el("tr", {}, el("td", {}, label), el("td", {}, el("div", { class: "value" }, shown(reading.value))),
+      const readings = el("table", { id: "readings" }, el("tbody", {}, systems.map(([label, reading], index) =>
+        el("tr", { "data-reading": index + 1 }, el("td", {}, index < 9 ? el("kbd", {}, String(index + 1)) : "", " ", label), el("td", {}, el("div", { class: "value" }, shown(reading.value))),
           el("td", {}, el("span", { class: `kind ${reading.result}` }, reading.result))))));
       const facts = el("dl", {},
         el("dt", {}, "entry"), el("dd", { id: "entry-id" }, `${item.id} (${item.action}, `,
@@ -83,9 +84,14 @@ const oebReview = (() => {
       if (item.evidence && item.evidence.bbox && item.pages) box(page, item.evidence.bbox, "gold", "evidence");
     }
 
-    async function decide(decision) {
+    async function decide(decision, typed) {
       if (!items.length) return;
       const item = items[at];
+      if (typed !== undefined) value.value = typed;
+      if (decision === "absent") {
+        decision = "reject";
+        if (!reason.value.trim()) reason.value = ABSENT;
+      }
       if (decided.has(item.id)) {
         problem.textContent = `${item.id} is already ${decided.get(item.id)}`;
         return;
@@ -126,6 +132,7 @@ const oebReview = (() => {
       accept: () => decide("accept"),
       reject: () => decide("reject"),
       correct: () => (value.value.trim() ? decide("correct") : value.focus()),
+      absent: () => decide("absent"),
       next: () => move(1),
       previous: () => move(-1),
     };
@@ -142,6 +149,13 @@ const oebReview = (() => {
         return;
       }
       if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (/^[1-9]$/.test(event.key) && items.length) { // pick that system's reading as the value
+        const reading = Object.values(items[at].systems)[Number(event.key) - 1];
+        if (!reading) return;
+        event.preventDefault();
+        decide("correct", JSON.stringify(reading.value));
+        return;
+      }
       const action = KEYS[event.key];
       if (!action) return;
       event.preventDefault();
@@ -154,7 +168,8 @@ const oebReview = (() => {
         `deciding as ${answer.by}. Each decision is written to the file at once.`),
       el("div", { class: "controls", role: "toolbar", "aria-label": "decide" },
         button("accept", "a", "Accept", actions.accept), button("reject", "r", "Reject", actions.reject),
-        button("correct", "e", "Correct", actions.correct), button("previous", "p", "Previous", actions.previous),
+        button("correct", "e", "Correct", actions.correct), button("absent", "x", "Absent", actions.absent),
+        button("previous", "p", "Previous", actions.previous),
         button("next", "n", "Next", actions.next)),
       el("div", { class: "controls" }, el("label", { for: "reason" }, "reason "), reason,
         el("label", { for: "value" }, "corrected value "), value),
