@@ -121,6 +121,7 @@ def test_a_scan_without_ocr_says_so_and_blames_nothing(form: Generated) -> None:
 
 
 @pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
+@pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
 @pytest.mark.skipif(tesseract() is None, reason="no Tesseract (apt-get install -y tesseract-ocr)")
 def test_with_tesseract_a_scan_is_read_and_its_values_found_within_a_few_points(form: Generated) -> None:
     values = flatten(form.gold)
