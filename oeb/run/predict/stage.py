@@ -163,7 +163,10 @@ def _loop(
                     _collect(calls, pending.pop(ref), ref, progress, saver)
                 wait = 0.0
             for run, row, record in saver.finished(wait):
-                _saved(run, row, record, progress, on_saved)
+                try:  # once storage is down for good, grading waits for `oeb resume`
+                    _saved(run, row, record, progress, on_saved if saver.outage is None else None)
+                except StorageOutage as outage:  # grading's read of the folder: the record is saved
+                    saver.failed(run, outage)
             _say_budget(runs, progress)
             if saver.outage is not None and not saver.handled:
                 saver.handled = True
