@@ -7,7 +7,7 @@ times, best of `--repeat`, alternating:
 
 - the regrade of the ten runs without a file (`oeb grade PREFIX`: every document from the cache);
 - the same regrade with the file beside the dataset (`corpus/adjudications.yaml`, which a regrade
-  applies): the file read and checked against the dataset once per run, and the accepted entries
+  applies): the file read and checked against the dataset once per regrade, and the accepted entries
   applied to the documents they name;
 - the ten runs under the file at report time (`oeb.report.adjudicated.under_gold`, what
   `oeb report --adjudications` and `oeb adjudicate diff` do), for the record.

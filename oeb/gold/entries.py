@@ -274,11 +274,23 @@ def load(url: str) -> Adjudications:
         raise AdjudicationError(
             f"no adjudication file at {url}; check the URL (or give --adjudications none)"
         ) from None
+    key = (url, hashlib.sha256(data).hexdigest())
+    if key in _LOADED:  # a regrade of ten runs reads one file ten times: parsed once
+        return _LOADED[key]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise AdjudicationError(f"{url} is not UTF-8 text; save it as UTF-8") from None
-    return parse(text, url)
+    read = parse(text, url)
+    if len(_LOADED) >= _LOADED_MAX:
+        del _LOADED[next(iter(_LOADED))]
+    _LOADED[key] = read
+    return read
+
+
+_LOADED: dict[tuple[str, str], Adjudications] = {}
+"""The files read, by URL and the sha256 of their bytes (a file changed on disk is parsed again)."""
+_LOADED_MAX = 4
 
 
 def load_or_empty(url: str) -> Adjudications:

@@ -175,3 +175,30 @@ def test_a_file_in_s3(damaged: Path, tmp_path: Path, s3_env: dict[str, str]) -> 
     storage.write_text(url, ENTRY.replace("status: accepted", "status: rejected"))  # the decision reversed
     assert main(["grade", str(folder)]) == 0
     assert adjudicated(folder) == [] and used(folder) == url
+
+
+def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path: Path) -> None:
+    """An adjudicated document's details file is rewritten only when its verdicts change: a regrade under
+    the same file leaves it alone (bench-adjudicate), a changed entry rewrites it."""
+    adjudications = tmp_path / "adj.yaml"
+    adjudications.write_text(ENTRY)
+    path = config(tmp_path, {"url": str(damaged), "adjudications": str(adjudications)})
+    assert main(["run", "--config", path, "-y", "--out", str(tmp_path / "out")]) == 0
+    [folder] = (tmp_path / "out").iterdir()
+    details = folder / "field_matching" / "details" / "short__invoice_4417.jsonl"
+
+    def customer() -> str:
+        return next(
+            v["result"]
+            for v in map(json.loads, details.read_text().splitlines())
+            if v["address"] == [["k", "customer"]]
+        )
+
+    assert customer() == "matched"
+    before = details.stat()
+    assert main(["grade", str(folder)]) == 0 and adjudicated(folder) == [("short__invoice_4417", "customer", "fix")]
+    after = details.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    adjudications.write_text(ENTRY.replace("[Amberline Foods]", "[Someone Else]"))
+    assert main(["grade", str(folder)]) == 0 and adjudicated(folder) == []
+    assert customer() == "misread"

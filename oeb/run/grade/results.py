@@ -65,7 +65,11 @@ def verdict_json(verdict: Verdict) -> VerdictLine:
 
 def jsonl(values: Iterable[Any]) -> bytes:
     """JSON Lines as every run file writes them: one `json.dumps` per line, UTF-8."""
-    return "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values).encode()
+    return "".join(_LINE.encode(value) + "\n" for value in values).encode()
+
+
+_LINE = json.JSONEncoder(ensure_ascii=False)
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per line (a fifth of the time)."""
 
 
 def verdict_table(

@@ -144,13 +144,25 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
     if any(not generated(entry_id) for entry_id in done.applied):
         line["adjudications"] = [entry_id for entry_id in done.applied if not generated(entry_id)]
     fresh = cache is not None or not item.has_details or bool(item.entries)
+    written = jsonl(done.details) if details and fresh else None
+    if written is not None and cache is None and item.has_details and _unchanged(folder, row, written):
+        written = None  # a regrade under the same entries: the file holds these bytes already
     return {
         "id": row.doc_id,
         "line": line,
         "cache": cache,
-        "details": jsonl(done.details) if details and fresh else None,
+        "details": written,
         "verdicts": verdict_table(row.doc_id, done.details, done.marks),
     }
+
+
+def _unchanged(folder: str, row: Row, written: bytes) -> bool:
+    """Whether the document's details file holds `written` already: an adjudicated document's details
+    are rebuilt at each regrade, and reading them back costs far less than sending and writing them."""
+    try:
+        return storage.read_bytes(storage.join(folder, "field_matching", "details", f"{row.doc_id}.jsonl")) == written
+    except StorageError:
+        return False
 
 
 def put_once(store: dict[int, tuple[Dataset, Any]], dataset: Dataset) -> list[Any]:
