@@ -202,3 +202,22 @@ def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path
     adjudications.write_text(ENTRY.replace("[Amberline Foods]", "[Someone Else]"))
     assert main(["grade", str(folder)]) == 0 and adjudicated(folder) == []
     assert customer() == "misread"
+
+
+def test_a_regrade_without_the_file_takes_its_changes_out_of_the_details(damaged: Path, tmp_path: Path) -> None:
+    """A document adjudicated by the last grading is rebuilt when no entry names it now: its details
+    file went on holding the entry's verdict (stale beside the right verdicts.parquet)."""
+    adjudications = tmp_path / "adj.yaml"
+    adjudications.write_text(ENTRY)
+    path = config(tmp_path, {"url": str(damaged), "adjudications": str(adjudications)})
+    assert main(["run", "--config", path, "-y", "--out", str(tmp_path / "out")]) == 0
+    [folder] = (tmp_path / "out").iterdir()
+    details = folder / "field_matching" / "details" / "short__invoice_4417.jsonl"
+
+    def customer() -> str:
+        lines = map(json.loads, details.read_text().splitlines())
+        return next(v["result"] for v in lines if v["address"] == [["k", "customer"]])
+
+    assert customer() == "matched"
+    assert main(["grade", str(folder), "--adjudications", "none"]) == 0 and adjudicated(folder) == []
+    assert customer() == "misread"

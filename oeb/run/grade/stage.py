@@ -245,6 +245,7 @@ class Grader:
         self.records = self._added | self.folder.records([i for i in ids if i not in self._added], listing)
         _restore_predictions(self.folder, self.records, listing)
         golds = self._sizes()[1] if self._known is not None else _gold_sizes(self.dataset)
+        before = _adjudicated_before(self.folder, listing)
         items, self.unfinished = [], []
         for row in self.rows:
             if row.doc_id in self._added:
@@ -256,7 +257,8 @@ class Grader:
             elif prediction in listing and not (record or {}).get("unread"):
                 has_details = f"{SCORER}/details/{row.doc_id}.jsonl" in listing
                 entries = tuple(self._entries.get(row.doc_id, ()))
-                items.append(Item(row, listing[prediction] + golds.get(row.gt_path, 0), has_details, entries))
+                size = listing[prediction] + golds.get(row.gt_path, 0)
+                items.append(Item(row, size, has_details, entries, before is None or row.doc_id in before))
             else:
                 self.unfinished.append(row.doc_id)
         if self.unfinished and not self.partial:
@@ -410,6 +412,23 @@ def _failed_line(row: Row, error: str) -> dict[str, Any]:
 def _error_text(error: dict[str, Any]) -> str:
     """A record's error as a failed line gives it."""
     return f"{error.get('type')}: {error.get('message')}"
+
+
+def _adjudicated_before(folder: RunFolder, listing: dict[str, int]) -> set[str] | None:
+    """The documents the folder's last grading applied entries to (their scores.jsonl lines say so:
+    `adjudications`, `excluded_values`); None when that file cannot be read, so every details file
+    is rebuilt rather than one left stale."""
+    if f"{SCORER}/scores.jsonl" not in listing:
+        return set()
+    try:
+        lines = storage.read_jsonl(folder.path(f"{SCORER}/scores.jsonl"))
+    except (StorageError, ValueError):
+        return None
+    return {
+        str(line.get("id"))
+        for line in lines
+        if isinstance(line, dict) and ("adjudications" in line or "excluded_values" in line)
+    }
 
 
 def _warn_strays(folder: RunFolder, listing: dict[str, int], known: set[str]) -> None:

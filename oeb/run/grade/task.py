@@ -48,6 +48,9 @@ class Item:
     size: int
     has_details: bool
     entries: tuple[Entry, ...] = ()
+    adjudicated_before: bool = False
+    """Whether the folder's last grading applied entries to it: its details file may hold them, so it
+    is rebuilt (and compared) even when no entry names the document now."""
 
 
 def cache_key(prediction: Any, gold: Any, schema: Any, digest: str) -> str:
@@ -143,7 +146,7 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
         line["excluded_values"] = excluded  # leave-drafters-out grading (oeb.gold.derivation)
     if any(not generated(entry_id) for entry_id in done.applied):
         line["adjudications"] = [entry_id for entry_id in done.applied if not generated(entry_id)]
-    fresh = cache is not None or not item.has_details or bool(item.entries)
+    fresh = cache is not None or not item.has_details or bool(item.entries) or item.adjudicated_before
     written = jsonl(done.details) if details and fresh else None
     if written is not None and cache is None and item.has_details and _unchanged(folder, row, written):
         written = None  # a regrade under the same entries: the file holds these bytes already
