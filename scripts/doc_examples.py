@@ -16,6 +16,11 @@ config or a run of a vendor), a cluster, a container engine, S3 or the Hub, a se
 `...`). A block can be skipped by hand with `<!-- check-docs: skip REASON -->` on the line above it.
 A command fails when it exits other than 0 (3 for a gate: `--fail-if-worse`, `--fail-under`); a
 Python block when it raises.
+
+A page marked `<!-- check-docs: walk -->` is a walk whose steps build on each other with the shell's
+own means (variables, loops, `$(...)`): each of its shell blocks runs whole through `bash -eu`, in
+order, in a folder of the page's own (beside the scratch folder's `oeb/`), with `uv run oeb` as the
+installed `oeb`; its blocks marked skip (a server left running) are left out.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +51,9 @@ OFFLINE = ("mock", "replay")
 GATES = ("--fail-if-worse", "--fail-under")
 _FENCE = re.compile(r"^\s*```(\w*)\s*$")
 _MARK = re.compile(r"<!--\s*check-docs:\s*skip\s+(.*?)\s*-->")
+_WALK = re.compile(r"<!--\s*check-docs:\s*walk\s*-->")
+_BASH_PRELUDE = 'uv() { if [ "$1" = run ]; then shift; "$@"; else command uv "$@"; fi; }\n'
+"""`uv run oeb ...` in a walk: the `oeb` of this interpreter's environment, first on PATH."""
 _PLACEHOLDER = re.compile(r"^(?:[A-Z][A-Z_]*|.*\b(?:ME|BUCKET|PYTHON|FOLDER)\b.*)$")
 _RUN_OF = re.compile(r"runs/([a-z0-9-]+?)-(?:\d{8}-\d{6}-[0-9a-f]{4}|\*|\.\.\.)")
 _EXAMPLE_RUN = re.compile(r"runs/mock-\d{8}-\d{6}-[0-9a-f]{4}|runs/mock-\*")
@@ -81,8 +90,10 @@ class Example:
 
 
 def examples(page: Path) -> Iterator[Example]:
-    """The page's shell commands and Python blocks, in order."""
-    lines = page.read_text(encoding="utf-8").splitlines()
+    """The page's shell commands and Python blocks, in order (a walk's shell blocks whole, as `bash`)."""
+    text = page.read_text(encoding="utf-8")
+    walk = bool(_WALK.search(text))
+    lines = text.splitlines()
     number = 0
     while number < len(lines):
         fence = _FENCE.match(lines[number])
@@ -100,6 +111,8 @@ def examples(page: Path) -> Iterator[Example]:
         skip = marked.group(1) if marked else None
         if kind == "python":
             yield Example(page, start + 2, "python", "\n".join(text for _, text in body), skip)
+        elif kind in SHELL and walk:
+            yield Example(page, start + 2, "bash", "\n".join(text for _, text in body), skip)
         elif kind in SHELL:
             for line, command in _commands(body):
                 yield Example(page, line, "sh", command, skip)
@@ -305,6 +318,31 @@ def run_command(command: str, sandbox: Sandbox) -> str | None:
     return f"exit {code}: {last}"
 
 
+def run_bash(text: str, page: Path, sandbox: Sandbox) -> str | None:
+    """One block of a walk through bash, in the page's own folder; None when it exits 0."""
+    folder = sandbox.folder / "walks" / page.stem
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        for name in ("oeb", "configs"):
+            (folder / name).symlink_to(sandbox.folder / name)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    try:
+        done = subprocess.run(
+            ["bash", "-eu", "-c", _BASH_PRELUDE + text],
+            cwd=folder,
+            env={**os.environ, "PATH": path},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        return "still running after 600 s"
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+    return f"exit {done.returncode}: {last}"
+
+
 def run_python(text: str, namespace: dict[str, Any], sandbox: Sandbox) -> str | None:
     """Run one Python block in the page's namespace; None, or the error it raised."""
     if "s3://" in text or "hf://" in text:
@@ -354,6 +392,9 @@ def check(pages: tuple[Path, ...] = PAGES, *, verbose: bool = False) -> int:
                 if example.kind == "python":
                     reason = example.skip or python_skip(example.text)
                     problem = None if reason else run_python(example.text, namespace, sandbox)
+                elif example.kind == "bash":
+                    reason = example.skip
+                    problem = None if reason else run_bash(example.text, page, sandbox)
                 else:
                     command = sandbox.substitute(example.text)
                     reason = example.skip or skip_reason(command, sandbox)
