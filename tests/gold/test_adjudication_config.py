@@ -5,6 +5,7 @@ keeping it (the flag still wins), bad values refused in one line with exit 2 and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -177,9 +178,9 @@ def test_a_file_in_s3(damaged: Path, tmp_path: Path, s3_env: dict[str, str]) -> 
     assert adjudicated(folder) == [] and used(folder) == url
 
 
-def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path: Path) -> None:
-    """An adjudicated document's details file is rewritten only when its verdicts change: a regrade under
-    the same file leaves it alone (bench-adjudicate), a changed entry rewrites it."""
+def _run_under_entry(damaged: Path, tmp_path: Path) -> tuple[Path, Path, Callable[[], str]]:
+    """A run graded under ENTRY: the adjudication file, the run folder, and the verdict its details
+    file holds for the entry's address (`customer` of short__invoice_4417)."""
     adjudications = tmp_path / "adj.yaml"
     adjudications.write_text(ENTRY)
     path = config(tmp_path, {"url": str(damaged), "adjudications": str(adjudications)})
@@ -188,12 +189,17 @@ def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path
     details = folder / "field_matching" / "details" / "short__invoice_4417.jsonl"
 
     def customer() -> str:
-        return next(
-            v["result"]
-            for v in map(json.loads, details.read_text().splitlines())
-            if v["address"] == [["k", "customer"]]
-        )
+        lines = map(json.loads, details.read_text().splitlines())
+        return next(v["result"] for v in lines if v["address"] == [["k", "customer"]])
 
+    return adjudications, folder, customer
+
+
+def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path: Path) -> None:
+    """An adjudicated document's details file is rewritten only when its verdicts change: a regrade under
+    the same file leaves it alone (bench-adjudicate), a changed entry rewrites it."""
+    adjudications, folder, customer = _run_under_entry(damaged, tmp_path)
+    details = folder / "field_matching" / "details" / "short__invoice_4417.jsonl"
     assert customer() == "matched"
     before = details.stat()
     assert main(["grade", str(folder)]) == 0 and adjudicated(folder) == [("short__invoice_4417", "customer", "fix")]
@@ -207,17 +213,7 @@ def test_a_regrade_under_the_same_file_keeps_the_details(damaged: Path, tmp_path
 def test_a_regrade_without_the_file_takes_its_changes_out_of_the_details(damaged: Path, tmp_path: Path) -> None:
     """A document adjudicated by the last grading is rebuilt when no entry names it now: its details
     file went on holding the entry's verdict (stale beside the right verdicts.parquet)."""
-    adjudications = tmp_path / "adj.yaml"
-    adjudications.write_text(ENTRY)
-    path = config(tmp_path, {"url": str(damaged), "adjudications": str(adjudications)})
-    assert main(["run", "--config", path, "-y", "--out", str(tmp_path / "out")]) == 0
-    [folder] = (tmp_path / "out").iterdir()
-    details = folder / "field_matching" / "details" / "short__invoice_4417.jsonl"
-
-    def customer() -> str:
-        lines = map(json.loads, details.read_text().splitlines())
-        return next(v["result"] for v in lines if v["address"] == [["k", "customer"]])
-
+    _, folder, customer = _run_under_entry(damaged, tmp_path)
     assert customer() == "matched"
     assert main(["grade", str(folder), "--adjudications", "none"]) == 0 and adjudicated(folder) == []
     assert customer() == "misread"
