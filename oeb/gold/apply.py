@@ -25,6 +25,7 @@ from typing import Any
 
 from oeb.gold.entries import Entry
 from oeb.scoring import RESULTS, canonical_key, show_address
+from oeb.scoring.verdict import document_metrics
 
 _GOLD_SIDE = ("matched", "misread", "unfound")
 """Verdicts with a gold value: the scorer's `expected` counts their values."""
@@ -91,25 +92,10 @@ def _recount(result: dict[str, Any], before: list[dict[str, Any]], after: list[d
     old = Counter(v["result"] for v in before)
     new = Counter(v["result"] for v in after)
     counts = {kind: new[kind] for kind in RESULTS}
-    total = sum(counts.values())
-    matched, shared = counts["matched"], counts["matched"] + counts["misread"]
     expected = sum(counts[kind] for kind in _GOLD_SIDE)
     asserted_before = sum(old[kind] for kind in RESULTS if kind != "unfound")
     asserted = result["asserted"] + sum(counts[kind] for kind in RESULTS if kind != "unfound") - asserted_before
-    precision = matched / asserted if asserted else 0.0
-    recall = matched / expected if expected else 0.0
-    return {
-        **result,
-        "accuracy": matched / total if total else 0.0,
-        "precision": precision,
-        "recall": recall,
-        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-        "total": total,
-        **counts,
-        "asserted": asserted,
-        "addresses_found": shared / total if total else 0.0,
-        "addresses_read_right": matched / shared if shared else 0.0,
-    }
+    return {**result, **document_metrics(counts, asserted, expected)}
 
 
 def adjudicate(result: dict[str, Any], details: list[dict[str, Any]], entries: Sequence[Entry]) -> Adjudicated:

@@ -13,7 +13,7 @@ from oeb.scoring._pairing import Aligner
 from oeb.scoring._tree import Address, Item, Value
 from oeb.scoring.canonical import canonical_key
 from oeb.scoring.schema import ResolvedSchema, array_name, resolve_schema
-from oeb.scoring.verdict import RESULTS, Verdict, show_address
+from oeb.scoring.verdict import RESULTS, Verdict, document_metrics, show_address
 
 __all__ = ["score"]
 
@@ -156,23 +156,8 @@ class _Scoring:
     def result(self, with_verdicts: bool) -> dict[str, Any]:
         comparison = _Comparison(self.schema.slots, with_verdicts)
         comparison.items(self.gold_tree, self.pred_tree, () if with_verdicts else None, False)
-        counts = comparison.counts
-        total = sum(counts.values())
-        matched = counts["matched"]
-        shared = matched + counts["misread"]
-        asserted, expected = self.asserted, self.expected
-        precision = matched / asserted if asserted else 0.0
-        recall = matched / expected if expected else 0.0
         result: dict[str, Any] = {
-            "accuracy": matched / total if total else 0.0,
-            "precision": precision,
-            "recall": recall,
-            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-            "total": total,
-            **counts,
-            "asserted": asserted,
-            "addresses_found": shared / total if total else 0.0,
-            "addresses_read_right": matched / shared if shared else 0.0,
+            **document_metrics(comparison.counts, self.asserted, self.expected),
             "gold_rows": comparison.gold_rows,
             "pred_rows": comparison.pred_rows,
             "matched_rows": comparison.matched_rows,
