@@ -77,6 +77,20 @@ def test_the_line_of_a_bad_entry_is_named() -> None:
         entries.parse(text, "f.yaml")
 
 
+def test_an_entry_without_a_value_keeps_none_on_a_worker() -> None:
+    """Entries travel to grading workers pickled: a verify entry without a value must still change
+    nothing there (it acted as a replace with a stray object before), and its digest must not vary."""
+    import pickle
+
+    from oeb.run.grade.task import details_under
+
+    confirmed = Entry("v1", "d", "total", "verify", status="accepted", reason="checked", by="ann")
+    travelled = pickle.loads(pickle.dumps(confirmed))
+    assert not travelled.has_value and travelled.effect is None and travelled == confirmed
+    accepted = Entry("a1", "d", "total", "accept", status="accepted", values=(3,), reason="r", by="ann")
+    assert details_under("k", [pickle.loads(pickle.dumps(accepted))]) == details_under("k", [accepted])
+
+
 def test_decisions() -> None:
     proposed = Entry("v", "d", "x", "verify", reason="sampled")
     kept = entries.decide(proposed, "accepted", "ann", None)
