@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -265,3 +266,34 @@ def test_a_stopped_grading_leaves_no_record_of_details_it_rewrote(
     assert customer() == "misread" and recorded(folder) == {}  # rewritten, and the record gone
     adjudications.write_text(ENTRY)
     assert main(["grade", str(folder)]) == 0 and customer() == "matched"
+
+
+def report_json(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["report", *arguments, "--format", "json"]) == 0
+    board: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return board
+
+
+def test_readers_take_the_configured_file(damaged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`oeb report`, `oeb compare` and `oeb view` without --adjudications read a run under the file its
+    config.yaml names, as `oeb grade` did (not the raw gold beside the dataset); runs configured with
+    different files are refused in one line asking for --adjudications."""
+    adjudications, folder, _ = _run_under_entry(damaged, tmp_path)
+    named = report_json([str(folder)], capsys)
+    assert named["gold"]["adjudications"] == str(adjudications) and named["gold"]["applied"] == ["fix"]
+    flagged = report_json([str(folder), "--adjudications", str(adjudications)], capsys)
+    raw = report_json([str(folder), "--adjudications", "none"], capsys)
+    assert named["rows"] == flagged["rows"] and "gold" not in raw
+    assert raw["rows"][0]["headline"] < named["rows"][0]["headline"]  # the entry turns a misread to matched
+    other = tmp_path / "other"
+    path = config(tmp_path, {"url": str(damaged), "adjudications": "none"}, "other.yaml")
+    assert main(["run", "--config", path, "-y", "--out", str(other)]) == 0
+    [raw_run] = other.iterdir()
+    for verb in (["report", str(folder), str(raw_run), "--all-runs"], ["compare", str(folder), str(raw_run)]):
+        refused(verb, "graded under different adjudication files", capsys)
+        capsys.readouterr()
+        assert main([*verb, "--adjudications", str(adjudications), "--format", "json"]) == 0, verb
+    exported = tmp_path / "site"
+    assert main(["view", str(folder), "--export", str(exported)]) == 0
+    assert str(adjudications) in (exported / "api" / "runs.json").read_text()
