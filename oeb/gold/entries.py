@@ -36,8 +36,7 @@ _KEYS = ("id", "doc_id", "address", "action", "status", "values", "value", "reas
 
 class _Missing(enum.Enum):
     """An entry without `value`: an enum member, so it is still itself once an entry is pickled to a
-    Ray worker (a bare `object()` came back as another object, and a verify entry without a value
-    then acted as a replace there)."""
+    Ray worker (a bare `object()` came back as another object: `has_value` was then true there)."""
 
     MISSING = "missing"
 

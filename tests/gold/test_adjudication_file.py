@@ -78,8 +78,8 @@ def test_the_line_of_a_bad_entry_is_named() -> None:
 
 
 def test_an_entry_without_a_value_keeps_none_on_a_worker() -> None:
-    """Entries travel to grading workers pickled: a verify entry without a value must still change
-    nothing there (it acted as a replace with a stray object before), and its digest must not vary."""
+    """Entries travel to grading workers pickled: an entry without a value must still have none there
+    (a bare `object()` marker came back as another object), and its digest must not vary."""
     import pickle
 
     from oeb.run.grade.task import details_under
