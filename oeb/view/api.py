@@ -13,7 +13,7 @@ import contextlib
 import json
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,9 +41,9 @@ SCALE = 2.5
 """Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
-_DOCUMENTS_KEPT = 8
-"""Documents whose located verdicts stay in memory per run (a document's slices, boxes and verdicts
-are answered from them)."""
+_PREPARED_KEPT = 16
+"""Documents' located verdicts (per run) and rows (per run, or pair side by side) kept in memory: a
+document's slices, boxes and verdicts are answered from them."""
 BOX_COLUMNS = ["n", "side", "result", "address", "x0", "y0", "x1", "y1"]
 """An outlined error's row in `/api/boxes`: its verdict's place, which side's value, the verdict, its
 address and the box in PDF points from the page's top-left."""
@@ -68,7 +68,7 @@ class View:
     _verdicts: dict[str, tuple[pa.Table, dict[str, tuple[int, int]]]] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)
-    _prepared: OrderedDict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
+    _prepared: OrderedDict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
     _findings: list[dict[str, Any]] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
@@ -130,8 +130,11 @@ class View:
         self.check_document(doc_id)
         pages = self._pdf(doc_id)
         verdicts = self._verdicts_of(run, doc_id)
-        sides = [verdicts] if vs is None else [verdicts, self._verdicts_of(self.run(vs), doc_id)]
-        rows = paging.rows_of(sides)
+        runs = [run] if vs is None else [run, self.run(vs)]
+        rows = self._cached(
+            ("rows", *(run.url for run in runs), doc_id),
+            lambda: paging.rows_of([self._verdicts_of(run, doc_id) for run in runs]),
+        )
         head = {
             "doc_id": doc_id,
             "pages": pages[1].page_count if pages is not None else 0,
@@ -142,7 +145,10 @@ class View:
         }
         if vs is not None:
             other = self.run(vs)
-            head["vs"] = {"label": self.labels[self.runs.index(other)], **self._run_head(other, doc_id, sides[1])}
+            head["vs"] = {
+                "label": self.labels[self.runs.index(other)],
+                **self._run_head(other, doc_id, self._verdicts_of(other, doc_id)),
+            }
         kept = paging.chosen(rows, query)
         window = kept[query.offset : query.offset + query.limit]
         head |= {"total": len(rows), "matching": len(kept), "offset": query.offset}
@@ -198,15 +204,26 @@ class View:
         end = offset + len(listed)
         return {**head, "next": end if end < len(found) else None, "boxes": listed}
 
-    def _verdicts_of(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
-        """The run's verdicts of the document as its answers list them, each with its place `n`, both
-        sides located (jointly, over the whole document: a slice shows the places the whole gives)
-        and its citation; made once for the last `_DOCUMENTS_KEPT` documents asked for."""
-        key = (run.url, doc_id)
+    def _cached(self, key: tuple[str, ...], make: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """What `make` gives, made once for the last `_PREPARED_KEPT` keys asked for."""
         with self._lock:
             if key in self._prepared:
                 self._prepared.move_to_end(key)
                 return self._prepared[key]
+        made = make()
+        with self._lock:
+            self._prepared[key] = made
+            while len(self._prepared) > _PREPARED_KEPT:
+                self._prepared.popitem(last=False)
+        return made
+
+    def _verdicts_of(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
+        """The run's verdicts of the document as its answers list them, each with its place `n`, both
+        sides located (jointly, over the whole document: a slice shows the places the whole gives)
+        and its citation."""
+        return self._cached(("verdicts", run.url, doc_id), lambda: self._prepare(run, doc_id))
+
+    def _prepare(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
         pdf = self._pdf(doc_id)
         verdicts = []
         for n, verdict in enumerate(self._document_verdicts(run, doc_id)):
@@ -232,10 +249,6 @@ class View:
         for verdict, located in zip(verdicts, placed, strict=True):
             verdict["located"] = located
         self._ground(run, doc_id, verdicts)
-        with self._lock:
-            self._prepared[key] = verdicts
-            while len(self._prepared) > _DOCUMENTS_KEPT:
-                self._prepared.popitem(last=False)
         return verdicts
 
     def _ground(self, run: Run, doc_id: str, verdicts: list[dict[str, Any]]) -> None:

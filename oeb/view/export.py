@@ -113,38 +113,33 @@ def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> Non
     for page in ("documents", "schema"):
         put(f"{page}/{doc_id}.html", shell(page, static=True, root="../", doc_id=doc_id, audit=view.audit).encode())
     for number, label in enumerate(view.labels):
-        base = f"api/runs/{number}"
-        offset: int | None = 0
-        while offset is not None:  # every slice in the document's order: the page filters what it loads
-            answer = view.document_json(label, doc_id, Query(offset=offset))
-            put(
-                f"{base}/documents/{doc_id}.json" if not offset else f"{base}/documents/{doc_id}/{offset}.json",
-                to_json(answer),
-            )
-            for verdict in answer["verdicts"]:
-                if "cut" in verdict:  # a value too long to list: its whole verdict
-                    put(
-                        f"{base}/verdicts/{doc_id}/{verdict['n']}.json",
-                        to_json(view.verdict_json(label, doc_id, verdict["n"])),
-                    )
-            offset = answer["next"]
-        put(f"{base}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
-        for page in range(1, view.page_count(doc_id) + 1):
-            offset = 0
-            while offset is not None:
-                boxes = view.boxes_json(label, doc_id, page, offset)
-                put(
-                    f"{base}/boxes/{doc_id}/{page}.json"
-                    if not offset
-                    else f"{base}/boxes/{doc_id}/{page}/{offset}.json",
-                    to_json(boxes),
-                )
-                offset = boxes["next"]
+        _answers(view, f"api/runs/{number}", label, doc_id, put)
     for number in range(1, view.page_count(doc_id) + 1):
         try:
             put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
         except PageTooLarge:  # left out: the page shows no image, as the server answers 404 for it
             continue
+
+
+def _answers(view: View, base: str, label: str, doc_id: str, put: Callable[[str, bytes], None]) -> None:
+    """A run's answers about a document: every slice of its verdicts in its own order (the page
+    filters what it reads), the whole verdict of each listed `cut`, its schema, each page's boxes."""
+    offset: int | None = 0
+    while offset is not None:
+        answer = view.document_json(label, doc_id, Query(offset=offset))
+        put(f"{base}/documents/{doc_id}" + (f"/{offset}.json" if offset else ".json"), to_json(answer))
+        for verdict in answer["verdicts"]:
+            if "cut" in verdict:
+                whole = view.verdict_json(label, doc_id, verdict["n"])
+                put(f"{base}/verdicts/{doc_id}/{verdict['n']}.json", to_json(whole))
+        offset = answer["next"]
+    put(f"{base}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
+    for page in range(1, view.page_count(doc_id) + 1):
+        offset = 0
+        while offset is not None:
+            boxes = view.boxes_json(label, doc_id, page, offset)
+            put(f"{base}/boxes/{doc_id}/{page}" + (f"/{offset}.json" if offset else ".json"), to_json(boxes))
+            offset = boxes["next"]
 
 
 def _slices(view: View, put: Callable[[str, bytes], None]) -> None:

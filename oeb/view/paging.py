@@ -137,7 +137,10 @@ def _keeps(query: Query) -> Callable[[Mapping[str, Any]], bool]:
 
 def chosen(rows: Iterable[dict[str, Any]], query: Query) -> list[dict[str, Any]]:
     """The rows the query's filters keep, in its order."""
-    kept = [row for row in rows if _keeps(query)(row)]
+    if query.plain:
+        return list(rows)
+    keep = _keeps(query)
+    kept = [row for row in rows if keep(row)]
     if query.sort == "errors":
         rank = {kind: place for place, kind in enumerate((*RESULTS[1:], RESULTS[0]))}
         kept.sort(key=lambda row: min(rank[result] for result in _results(row)))

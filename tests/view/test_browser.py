@@ -4,6 +4,7 @@ values stay text, and the exported folder opens the same. One browser for the mo
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -139,7 +140,9 @@ def test_two_systems_side_by_side(page, served: Served) -> None:
 def test_a_hostile_prediction_is_shown_as_text(page, served: Served) -> None:
     page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}")
     customer = page.locator('tr.verdict[data-address="customer"]')
+    assert "characters; select the row for all" in customer.inner_text()  # listed cut short
     customer.click()
+    page.locator("#where", has_text="prediction:").wait_for()  # the whole verdict asked for, then shown
     cell = customer.locator(".value.pred")
     assert cell.evaluate("node => node.textContent") == HOSTILE
     assert page.locator("#verdicts img, #verdicts script").count() == 0
@@ -239,7 +242,9 @@ def test_zoom_and_the_all_errors_toggle(page, served: Served) -> None:
     assert single and abs(single["width"] - 595 * 96 / 72) < 2
     assert page.locator(".box.all").count() == 0
     page.check("#all-errors")
-    errors = page.locator('tr.verdict[data-results]:not([data-results="matched"])').count()
+    page.locator('#pages[data-outlined="all"]').wait_for()  # every page's boxes answered
+    summary = page.locator("ul.summary").inner_text()  # the whole document's counts, loaded or not
+    errors = sum(int(n) for n, kind in re.findall(r"(\d+) (\w+)", summary.split("verdicts:")[1]) if kind != "matched")
     outlined = page.locator(".box.all").count()
     assert errors and 0 < outlined <= 2 * errors and "all=1" in page.url
     page.uncheck("#all-errors")

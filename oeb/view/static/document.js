@@ -216,7 +216,7 @@ async function documentView() {
     const loaded = await Promise.all(cut.map((side) => getJSON(api.verdict(labels[side], doc, row.sides[side].n))));
     cut.forEach((side, i) => { row.sides[side] = { ...loaded[i], whole: true }; });
     Object.assign(row, rowOf(row), { sides: row.sides });
-    tr.replaceChildren(...cells(row));
+    tr.replaceChildren(...cells(row).flat(Infinity).filter(Boolean));
   }
   function select(tr, row) {
     document.querySelectorAll("tr.verdict.selected").forEach((node) => { node.classList.remove("selected"); node.removeAttribute("aria-selected"); });
