@@ -12,7 +12,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import pytest
+from bigdoc import BIG_DOC
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
 from oeb.view.api import open_view
@@ -267,3 +269,47 @@ def test_a_60_character_label_keeps_the_side_by_side_table_in_place(
         assert table and pane and pages
         assert table["width"] <= pane["width"] + 1  # no sideways scroll: the label wraps
         assert pages["width"] >= 0.45 * 1400 - 40  # the PDF keeps its half
+
+
+def test_a_big_document_shows_a_slice_loads_more_and_outlines_every_error(page, big_served: Served) -> None:
+    """20,000 verdicts: the first slice is drawn, more come by the button, the summary counts the
+    whole document, a kind filter reaches verdicts never loaded, and the all-errors toggle outlines
+    errors whose rows are not loaded."""
+    run = big_served.view.labels[0]
+    first = httpx.get(big_served.url + f"api/documents/{quote(BIG_DOC)}?run={quote(run)}", timeout=60).json()
+    page.goto(big_served.url + f"documents/{quote(BIG_DOC)}?run={quote(run)}")
+    rows = page.locator("tr.verdict")
+    rows.first.wait_for()
+    assert rows.count() == len(first["verdicts"]) < first["total"]
+    assert f"of {first['total']} verdicts shown" in page.locator("#count").inner_text()
+    assert f"{first['total']} verdicts: " in page.locator("ul.summary").inner_text()  # the whole document's counts
+    more = page.locator("#more")
+    assert more.inner_text() == f"show more ({first['total'] - len(first['verdicts'])} left)"
+    more.click()
+    page.wait_for_function(f"document.querySelectorAll('tr.verdict').length > {len(first['verdicts'])}")
+    loaded = set(rows.evaluate_all("rows => rows.map(row => row.dataset.address)"))
+    last = next(v for v in reversed(first_errors(big_served, run)) if v["address"] not in loaded)
+    page.check("#all-errors")
+    page.locator('#pages[data-outlined="all"]').wait_for()
+    outline = page.locator(f'.box.all[title^="{last["address"]}: "]')
+    assert outline.count() >= 1  # outlined though its row is not loaded
+    holder = outline.first.evaluate("node => node.parentElement.dataset.page")
+    assert int(holder) == (last["located"]["gold"] or last["located"]["pred"])["page"] > 2
+    page.select_option("#kind", "misread")
+    page.wait_for_function(
+        f"document.querySelector('#count').textContent.includes(' of {first['counts']['misread']} verdicts')"
+    )
+    results = rows.evaluate_all("rows => rows.map(row => row.dataset.results)")
+    assert len(results) == first["counts"]["misread"] and set(results) == {"misread"}
+    assert page.locator(f'tr.verdict[data-address="{last["address"]}"]').count() == (last["result"] == "misread")
+
+
+def first_errors(served: Served, run: str) -> list[dict]:
+    """The run's errors of the big document, as the server lists them (few enough for one slice)."""
+    answer = httpx.get(served.url + f"api/documents/{quote(BIG_DOC)}?run={quote(run)}&kind=errors", timeout=60).json()
+    assert answer["next"] is None
+    return [
+        v
+        for v in answer["verdicts"]
+        if (v["located"]["gold"] or {}).get("page") or (v["located"]["pred"] or {}).get("page")
+    ]
