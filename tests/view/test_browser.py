@@ -19,6 +19,7 @@ from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served
 
 from oeb.view.api import open_view
 from oeb.view.export import export
+from oeb.view.paging import Query
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -189,6 +190,22 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
         outlined_inside_its_page(page, ".box.gold")
         page.locator("a", has_text="schema").click()
         page.locator("#schema-tree").wait_for()
+        label = labels(served)[1]  # 552 verdicts: two slices, filtered here over both
+        long_doc = "long__dd1155_schedule_continuation_0011"
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}")
+        page.locator("#more").wait_for()
+        page.locator("#more").click()
+        page.wait_for_function("document.querySelector('#more').hidden")
+        misread = served.view.document_json(label, long_doc, Query(kind="misread"))
+        assert page.locator("tr.verdict").count() == misread["total"] > 500
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&kind=misread&sort=address")
+        page.locator("tr.verdict").first.wait_for()
+        shown = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.address)")
+        assert shown == sorted(verdict["address"] for verdict in misread["verdicts"])
+        assert (
+            f"of {misread['matching']} verdicts shown ({misread['total']} in all)"
+            in page.locator("#count").inner_text()
+        )
     finally:
         static.shutdown()
         static.server_close()
