@@ -206,6 +206,13 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
             f"of {misread['matching']} verdicts shown ({misread['total']} in all)"
             in page.locator("#count").inner_text()
         )
+        other = labels(served)[0]  # side by side, merged from both runs' files
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&vs={quote(other)}&kind=errors")
+        page.locator("tr.verdict").first.wait_for()
+        both = served.view.document_json(label, long_doc, Query(kind="errors"), vs=other)
+        count = page.locator("#count").inner_text()
+        assert f"of {both['matching']} verdicts shown ({both['total']} in all)" in count
+        assert page.locator("tr.verdict").first.locator("td").count() == 5
     finally:
         static.shutdown()
         static.server_close()
