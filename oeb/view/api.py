@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from oeb import _json, storage
+from oeb import storage
 from oeb.errors import OebError, ReportMismatch, StorageFormatError, StorageNotFoundError, ViewNotFound
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
@@ -49,11 +49,6 @@ BOX_COLUMNS = ["n", "side", "result", "address", "x0", "y0", "x1", "y1"]
 address and the box in PDF points from the page's top-left."""
 _RAW_SHOWN = 20_000
 """Characters of a record's raw answer a document's answer carries (the rest is in the run folder)."""
-
-
-def _value(text: str | None) -> Any:
-    """A verdict's raw value from its JSON text (verdicts.parquet keeps raw values as JSON)."""
-    return None if text is None else _json.loads(text)
 
 
 @dataclass
@@ -138,7 +133,7 @@ class View:
         head = {
             "doc_id": doc_id,
             "pages": pages[1].page_count if pages is not None else 0,
-            "page_notes": [] if pages is None else _page_notes(pages[1]),
+            "page_notes": [] if pages is None else document.page_notes(pages[1]),
             **self._run_head(run, doc_id, verdicts),
             "fields": document.fields_json(dict(self._row(doc_id).schema), (row["path"] for row in rows)),
             "paths": sorted({row["path"] for row in rows}),
@@ -225,29 +220,8 @@ class View:
 
     def _prepare(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
         pdf = self._pdf(doc_id)
-        verdicts = []
-        for n, verdict in enumerate(self._document_verdicts(run, doc_id)):
-            gold, pred = _value(verdict["gold_raw"]), _value(verdict["pred_raw"])
-            verdicts.append(
-                {
-                    "n": n,
-                    "address": verdict["address"],
-                    "path": fold(verdict["address"]),
-                    "gold": gold,
-                    "pred": pred,
-                    "result": verdict["result"],
-                    "gold_key": document.key_of(gold),
-                    "pred_key": document.key_of(pred),
-                    **({"adjudication": verdict["adjudication"]} if verdict.get("adjudication") else {}),
-                }
-            )
-            explained = document.explanation(gold, pred, verdict["result"])
-            if explained is not None:  # errors only: a matched pair reads as its keys say
-                verdicts[-1]["explain"] = explained
         schema = dict(self._row(doc_id).schema)
-        placed = document.locate_sides(pdf[1] if pdf else None, verdicts, schema)
-        for verdict, located in zip(verdicts, placed, strict=True):
-            verdict["located"] = located
+        verdicts = document.verdicts_json(self._document_verdicts(run, doc_id), pdf[1] if pdf else None, schema)
         self._ground(run, doc_id, verdicts)
         return verdicts
 
@@ -469,21 +443,6 @@ class View:
 _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result", "adjudication"]
 """The verdict columns a document page shows; `adjudication` (last) is the id of the accepted entry that
 changed the verdict (docs/adjudication.md), absent from runs graded before it."""
-
-
-def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:
-    """Each page's size in points and how it was read: its text layer, OCR, or not at all (a scan,
-    no Tesseract)."""
-    return [
-        {
-            "page": page.number,
-            "width": round(page.width, 1),
-            "height": round(page.height, 1),
-            "source": page.source,
-            "note": pages.note(page.number),
-        }
-        for page in pages.pages()
-    ]
 
 
 def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = False, dataset: str | None = None) -> View:
