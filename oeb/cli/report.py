@@ -202,8 +202,9 @@ def _iou(text: str) -> float:
     return value
 
 
-def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
-    """`--grounding`: the citation figures of `oeb.report.grounding`."""
+def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = None) -> int:
+    """`--grounding`: the citation figures of `oeb.report.grounding`, under the adjudication file's
+    evidence boxes when one applies."""
     from oeb.errors import UsageError
     from oeb.report import grounding, grounding_tables
     from oeb.report.audit import dataset_of
@@ -211,7 +212,7 @@ def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
 
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.calibration:
         raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
-    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou))
+    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou), adjudications)
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
@@ -284,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         return _calibration(runs, args)
     if args.grounding:
-        return _grounding(runs, args)
+        return _grounding(runs, args, gold.adjudications)
     board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)

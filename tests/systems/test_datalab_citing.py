@@ -38,9 +38,12 @@ TREE = {
                 _block("/page/0/Text/5", [2000, 10, 2100, 20]),  # wider than its page
             ],
         },
-        {"id": "/page/2/Page/0", "block_type": "Page", "bbox": [0, 0, 1224, 1584], "children": [
-            _block("/page/2/Text/1", [10, 10, 50, 20]),  # a third page of a two-page document
-        ]},  # fmt: skip
+        {
+            "id": "/page/2/Page/0",
+            "block_type": "Page",
+            "bbox": [0, 0, 1224, 1584],
+            "children": [_block("/page/2/Text/1", [10, 10, 50, 20])],  # a third page of a two-page document
+        },
     ]
 }
 EXTRACTION = {
@@ -103,7 +106,8 @@ def test_the_wait_for_scores_is_bounded_and_never_fails_the_extraction(
     polls = len(fake.sent("GET", "/api/v1/extract/r1"))
     assert polls >= 4  # the finishing poll, then about one each 0.05 s of the 0.3 s
     fake.requests.clear()
-    record = predict(get("datalab", options | {"confidence": False}), Question(pdf, question_schema(SCHEMA)), timeout=5.0, policy=FAST)  # fmt: skip
+    plain = get("datalab", options | {"confidence": False})
+    record = predict(plain, Question(pdf, question_schema(SCHEMA)), timeout=5.0, policy=FAST)
     assert record["error"] is None and len(fake.sent("GET", "/api/v1/extract/r1")) == 1  # no wait without it
 
 
