@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         return _calibration(runs, args)
     if args.grounding:
         return _grounding(runs, args, gold.adjudications)
-    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers, adjudications=gold.adjudications), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)
         return 0

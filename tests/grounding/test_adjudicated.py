@@ -86,6 +86,11 @@ def test_a_citation_on_the_entrys_box_counts_right_with_the_file_only(
     assert under["cited_values"] == without["cited_values"] + 1
     right = f"{result}_cited_right"
     assert under["categories"][right] == without["categories"][right] + 1
+    f1 = {}
+    for adjudications in ("none", str(file)):
+        assert main(["report", str(run), "--format", "json", "--adjudications", adjudications]) == 0
+        f1[adjudications] = json.loads(capsys.readouterr().out)["rows"][0]["grounding_f1"]
+    assert f1[str(file)] > f1["none"]  # the leaderboard's column judges on the same evidence
     moved = {**decided, "evidence": {"page": 1, "bbox": [300.0, 500.0, 360.0, 512.0]}}  # the person's box elsewhere
     file.write_text(json.dumps([moved]))
     elsewhere = report(str(file))
