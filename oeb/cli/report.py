@@ -209,8 +209,9 @@ def _iou(text: str) -> float:
     return value
 
 
-def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
-    """`--grounding`: the citation figures of `oeb.report.grounding`."""
+def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = None) -> int:
+    """`--grounding`: the citation figures of `oeb.report.grounding`, under the adjudication file's
+    evidence boxes when one applies."""
     from oeb.errors import UsageError
     from oeb.report import grounding, grounding_tables
     from oeb.report.audit import dataset_of
@@ -218,7 +219,7 @@ def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
 
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.calibration:
         raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
-    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou))
+    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou), adjudications)
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
@@ -291,8 +292,8 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         return _calibration(runs, args)
     if args.grounding:
-        return _grounding(runs, args)
-    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
+        return _grounding(runs, args, gold.adjudications)
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers, adjudications=gold.adjudications), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)
         return 0
