@@ -168,4 +168,5 @@ class Datalab(Adapter):
         if isinstance(value, str):
             with reading("extraction_schema_json"):
                 value = json.loads(value)
-        return extraction(datalab_citing.without_scores(value))
+        # Scores asked for (`confidence`) are sidecars; unasked, an answer is read as the reference reads it.
+        return extraction(datalab_citing.without_scores(value) if self.confidence else value)

@@ -76,6 +76,8 @@ def test_nested_and_array_values_are_cited_and_hostile_ones_dropped_and_counted(
     assert "plain" not in rows and "note_score" not in rows
     assert adapter.read({"extraction_schema_json": EXTRACTION})["note_score"] == 3
     assert "sku_score" not in adapter.read({"extraction_schema_json": EXTRACTION})["lines"][0]
+    # scores not asked for: the answer is read as the reference reads it (a score graded as a field)
+    assert "sku_score" in get("datalab", {}).read({"extraction_schema_json": EXTRACTION})["lines"][0]
 
 
 def test_the_options_choose_what_is_kept() -> None:
