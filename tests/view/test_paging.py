@@ -19,6 +19,7 @@ from viewruns import Served
 from oeb.view.paging import ANSWER_BYTES
 
 DOC = quote(BIG_DOC)
+pytestmark = pytest.mark.slow  # a 20,000-verdict document graded and read through: about 13 s for the module
 
 
 def label_of(served: Served, folder: str) -> str:
