@@ -211,7 +211,7 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
         page.locator("tr.verdict").first.wait_for()
         both = served.view.document_json(label, long_doc, Query(kind="errors"), vs=other)
         count = page.locator("#count").inner_text()
-        assert f"of {both['matching']} verdicts shown ({both['total']} in all)" in count
+        assert f"of {both['matching']} rows shown ({both['total']} in all)" in count
         assert page.locator("tr.verdict").first.locator("td").count() == 5
     finally:
         static.shutdown()

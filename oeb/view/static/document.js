@@ -252,7 +252,8 @@ async function documentView() {
   function append(slice) {
     body.append(...slice.rows.map(line));
     Object.assign(listing, { shown: listing.shown + slice.rows.length, next: slice.next, matching: slice.matching, total: slice.total });
-    count.textContent = `${listing.shown} of ${listing.matching} verdicts shown` + (listing.matching !== listing.total ? ` (${listing.total} in all)` : "");
+    const unit = labels.length > 1 ? "rows" : "verdicts"; // side by side: one row per address, each run's verdict there
+    count.textContent = `${listing.shown} of ${listing.matching} ${unit} shown` + (listing.matching !== listing.total ? ` (${listing.total} in all)` : "");
     more.hidden = listing.next === null || listing.next === undefined;
     more.textContent = `show more (${listing.matching - listing.shown} left)`;
     requestAnimationFrame(() => { if (!more.hidden && inView(more)) loadMore(); }); // the end still in sight: keep filling
