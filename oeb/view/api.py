@@ -136,7 +136,7 @@ class View:
             "page_notes": [] if pages is None else document.page_notes(pages[1]),
             **self._run_head(run, doc_id, verdicts),
             "fields": document.fields_json(dict(self._row(doc_id).schema), (row["path"] for row in rows)),
-            "paths": sorted({row["path"] for row in rows}),
+            **paging.paths_json(row["path"] for row in rows),
         }
         if vs is not None:
             other = self.run(vs)

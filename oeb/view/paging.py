@@ -31,6 +31,8 @@ LISTED = 1_000
 """Characters of a value, canonical key or explanation a list shows; the rest is in the verdict's answer."""
 WHOLE = 20_000
 """Characters of a canonical key or explanation a verdict's own answer shows (its values come whole)."""
+PATHS_LISTED = 1_000
+"""Field paths an answer names for the page's field menu (a hostile answer may invent thousands)."""
 SORTS = ("order", "errors", "address")
 """The orders: as graded (the document's order), errors first (by kind, then as graded), by address."""
 KIND_FILTERS = ("errors", *RESULTS)
@@ -183,6 +185,13 @@ def shortened(verdict: Mapping[str, Any], *, values: bool = True, most: int = LI
     if cut:
         out["cut"] = cut
     return out
+
+
+def paths_json(paths: Iterable[str]) -> dict[str, Any]:
+    """`paths`: the document's field paths, sorted, the first `PATHS_LISTED` of them; with more,
+    `paths_total` says how many (`field=` filters by any of them)."""
+    every = sorted(set(paths))
+    return {"paths": every[:PATHS_LISTED], **({"paths_total": len(every)} if len(every) > PATHS_LISTED else {})}
 
 
 def counts(verdicts: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -16,7 +16,7 @@ import pytest
 from bigdoc import BIG_DOC, BigRuns
 from viewruns import Served
 
-from oeb.view.paging import ANSWER_BYTES
+from oeb.view.paging import ANSWER_BYTES, paths_json
 
 DOC = quote(BIG_DOC)
 pytestmark = pytest.mark.slow  # a 20,000-verdict document graded and read through: about 13 s for the module
@@ -153,3 +153,9 @@ def test_an_offset_past_the_end_is_an_empty_slice(big_served: Served, big_runs: 
     run = quote(label_of(big_served, big_runs.a))
     answer = httpx.get(big_served.url + f"api/documents/{DOC}?run={run}&offset=999999", timeout=30).json()
     assert answer["verdicts"] == [] and answer["next"] is None and answer["total"] > 20_000
+
+
+def test_a_prediction_inventing_thousands_of_fields_names_a_thousand() -> None:
+    listed = paths_json(f"invented_{number:04d}" for number in range(1_500))
+    assert len(listed["paths"]) == 1_000 and listed["paths"][0] == "invented_0000" and listed["paths_total"] == 1_500
+    assert paths_json(["b", "a", "a"]) == {"paths": ["a", "b"]}
