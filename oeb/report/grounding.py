@@ -18,6 +18,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb import storage
+from oeb.grounding.adjudicated import with_entries
 from oeb.grounding.cite import SCHEMA, address_of, leaves
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import PdfPages, index_of, label_of, locate_values
@@ -30,6 +31,7 @@ from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
+    from oeb.gold.entries import Adjudications
 
 log = logging.getLogger("oeb.report")
 LEVELS = ("box", "page")
@@ -206,9 +208,12 @@ def run_grounding(run: Run, evidence: dict[str, dict[str, Evidence]], threshold:
     }
 
 
-def grounding(runs: list[Run], dataset: Dataset, threshold: float = IOU) -> dict[str, Any]:
-    """Every run's figures, the evidence located once per document for all of them."""
+def grounding(
+    runs: list[Run], dataset: Dataset, threshold: float = IOU, adjudications: Adjudications | None = None
+) -> dict[str, Any]:
+    """Every run's figures, the evidence located once per document for all of them (an adjudication
+    file's evidence boxes in place of the located places: `oeb.grounding.adjudicated`)."""
     cited_runs = [run for run in runs if _cited(run) is not None]
     wanted = sorted({doc_id for run in cited_runs for doc_id in run.doc_ids})
-    evidence = evidence_of(dataset, wanted)
+    evidence = with_entries(evidence_of(dataset, wanted), adjudications.entries if adjudications else ())
     return {"iou": threshold, "runs": [run_grounding(run, evidence, threshold) for run in runs]}
