@@ -9,6 +9,7 @@ when each cell is its own text object.
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 import unicodedata
@@ -16,13 +17,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 Box = tuple[float, float, float, float]
 """(x0, y0, x1, y1) in PDF points from the page's top-left corner."""
 Source = Literal["text", "ocr", "none"]
 """Where a page's words come from: its text layer, Tesseract's reading of it, or nowhere (a scan)."""
 
 _SPLIT = frozenset("|")
-_PARTS = re.compile(r"[/:;=()\[\]]+")
+WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+"""The characters `str.isspace` calls whitespace, as code points (none is past U+3000)."""
+_SPACES = np.append(WHITESPACE, [ord(c) for c in _SPLIT]).astype(np.uint32)
+"""What separates words: whitespace and `|`."""
+_PIECES = re.compile(r"[^/:;=()\[\]]+")
+_PART_MARKS = frozenset("/:;=()[]")
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _LEAD = "([{\"'“‘$€£¥"
 _TRAIL = ")]}\"'”’.,;:%*"
@@ -58,21 +67,47 @@ def float_key(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-@dataclass(frozen=True)
 class Word:
-    """One printed word: its text, its boxes (one per character, for a part's box) and keys."""
+    """One printed word: its text, keys and box, and its characters' boxes (`chars`, for a part's
+    box). Read-only. The characters' boxes stay in the page's array until asked for: a dense page
+    has ten thousand characters and only a split word's are ever read."""
 
-    text: str
-    chars: tuple[Box, ...]
-    key: str
-    number: str | None
-    bbox: Box
+    __slots__ = ("_boxes", "_start", "bbox", "key", "number", "text")
+
+    def __init__(
+        self, text: str, key: str, number: str | None, bbox: Box, boxes: NDArray[np.float64], start: int = 0
+    ) -> None:
+        self.text, self.key, self.number, self.bbox = text, key, number, bbox
+        self._boxes, self._start = boxes, start  # the characters' boxes: rows start.. of an (n, 4) array
+
+    @property
+    def chars(self) -> tuple[Box, ...]:
+        """One box per character of the text."""
+        rows = self._boxes[self._start : self._start + len(self.text)].tolist()
+        return tuple((x0, y0, x1, y1) for x0, y0, x1, y1 in rows)
 
     def parts(self) -> list[tuple[int, int]]:
         """The character ranges of the word's parts when `/ : ; = ( )` split it (`1500/15`,
         `Qty:12`); nothing for a word they do not split."""
-        pieces = [(m.start(), m.end()) for m in re.finditer(r"[^/:;=()\[\]]+", self.text)]
-        return pieces if len(pieces) > 1 else []
+        return list(_parts(self.text))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Word):
+            return NotImplemented
+        return (self.text, self.key, self.number, self.bbox, self.chars) == (
+            other.text,
+            other.key,
+            other.number,
+            other.bbox,
+            other.chars,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.bbox))
+
+    def __repr__(self) -> str:
+        fields = f"text={self.text!r}, chars={self.chars!r}, key={self.key!r}, number={self.number!r}"
+        return f"Word({fields}, bbox={self.bbox!r})"
 
 
 def span_box(boxes: Iterable[Box]) -> Box:
@@ -83,7 +118,8 @@ def span_box(boxes: Iterable[Box]) -> Box:
 
 
 def make_word(text: str, chars: Sequence[Box]) -> Word:
-    return Word(text, tuple(chars), squash(text), number_key(text), span_box(chars))
+    """A word from its text and one box per character (as OCR reads it)."""
+    return Word(text, *_keys(text), span_box(chars), np.asarray(chars, dtype=np.float64).reshape(-1, 4))
 
 
 @dataclass(frozen=True)
@@ -102,32 +138,79 @@ class Page:
         return bool(self.words)
 
 
-def words_of(text: str, boxes: Sequence[Box]) -> list[Word]:
+def words_of(text: str, boxes: Sequence[Box] | NDArray[np.float64]) -> list[Word]:
     """The words of a text layer: its characters split at whitespace and `|`, and where two
     neighbours stand apart (a gap wider than a character's height, or another baseline) though
-    the PDF wrote no space between them."""
-    words: list[Word] = []
-    current: list[int] = []
-
-    def close() -> None:
-        if current:
-            words.append(make_word("".join(text[i] for i in current), [boxes[i] for i in current]))
-            current.clear()
-
-    for index, char in enumerate(text):
-        if char.isspace() or char in _SPLIT:
-            close()
-            continue
-        box = boxes[index]
-        if current:
-            last = boxes[current[-1]]
-            height = max(last[3] - last[1], box[3] - box[1], 1.0)
-            middle, last_middle = (box[1] + box[3]) / 2, (last[1] + last[3]) / 2
-            if box[0] - last[2] > height or abs(middle - last_middle) > height / 2 or box[2] < last[0]:
-                close()
-        current.append(index)
-    close()
+    the PDF wrote no space between them. `boxes`: one per character of `text` (an (n, 4) array
+    or boxes); the splits and word boxes are worked out on the whole page at once (a dense page
+    has ten thousand characters)."""
+    if not text:
+        return []
+    box = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    kept = ~np.isin(codes, _SPACES)
+    if not kept.any():
+        return []
+    x0, y0, x1, y1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
+    heights = y1 - y0
+    height = np.maximum(np.maximum(heights[:-1], heights[1:]), 1.0)  # pair (i - 1, i) at i - 1
+    middles = (y0 + y1) / 2
+    apart = (x0[1:] - x1[:-1] > height) | (np.abs(middles[1:] - middles[:-1]) > height / 2) | (x1[1:] < x0[:-1])
+    starts_here = kept.copy()
+    starts_here[1:] &= ~kept[:-1] | apart
+    starts = np.flatnonzero(starts_here)
+    ends_here = kept.copy()
+    ends_here[:-1] &= ~kept[1:] | apart
+    ends = np.flatnonzero(ends_here) + 1
+    wide = x1 > x0  # span_box's rule: boxes without width aside when the word has others
+    bounds = [
+        _spans(reduce, column, wide, empty, starts, ends)
+        for column, reduce, empty in (
+            (x0, np.minimum, np.inf),
+            (y0, np.minimum, np.inf),
+            (x1, np.maximum, -np.inf),
+            (y1, np.maximum, -np.inf),
+        )
+    ]
+    word_boxes: list[Box] = list(zip(*(column.tolist() for column in bounds), strict=True))
+    words = []
+    for start, end, bbox in zip(starts.tolist(), ends.tolist(), word_boxes, strict=True):
+        word = text[start:end]
+        key, number = _keys(word)
+        words.append(Word(word, key, number, bbox, box, start))
     return words
+
+
+def _spans(
+    reduce: np.ufunc,
+    column: NDArray[np.float64],
+    wide: NDArray[np.bool_],
+    empty: float,
+    starts: NDArray[np.intp],
+    ends: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """Per word (characters starts[i]..ends[i]), `reduce` of `column` over its characters with
+    width, or over all of them when none has."""
+    at = np.ravel(np.column_stack((starts, ends)))  # reduceat over [start, end), every other result
+    padded = np.append(column, empty)
+    narrow = reduce.reduceat(padded, at)[::2]
+    widest = reduce.reduceat(np.append(np.where(wide, column, empty), empty), at)[::2]
+    has_wide = np.logical_or.reduceat(np.append(wide, False), at)[::2]
+    return np.where(has_wide, widest, narrow)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _keys(text: str) -> tuple[str, str | None]:
+    """A word's matching key and number key (kept: a document prints the same words again and again)."""
+    return squash(text), number_key(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parts(text: str) -> tuple[tuple[int, int], ...]:
+    if not any(c in _PART_MARKS for c in text):
+        return ()
+    pieces = tuple((m.start(), m.end()) for m in _PIECES.finditer(text))
+    return pieces if len(pieces) > 1 else ()
 
 
 def lines_of(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[tuple[int, ...], ...]]:
