@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +19,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb import storage
 from oeb.grounding.cite import SCHEMA, address_of, leaves
+from oeb.grounding.located import Job, locate_all
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
-from oeb.locate import PdfPages, index_of, label_of, locate_values
-from oeb.locate.match import needle
+from oeb.locate import label_of
 from oeb.report.confidence import read_grounding
 from oeb.report.fields import fold
 from oeb.report.paired import RESAMPLES, document_draws
@@ -29,7 +29,7 @@ from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
-    from oeb.dataset import Dataset
+    from oeb.dataset import Dataset, Row
 
 log = logging.getLogger("oeb.report")
 LEVELS = ("box", "page")
@@ -39,29 +39,32 @@ FIGURES = ("precision", "recall", "f1")
 def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
     """Each gold value's printed places in one document, by address as the verdicts write it (none
     for a document that is not a readable PDF: every value of it is unverifiable)."""
-    row = next((r for r in dataset.rows if r.doc_id == doc_id), None)
-    if row is None or not row.doc_path.lower().endswith(".pdf"):
-        return {}
-    data = dataset.contents([row.doc_path]).get(row.doc_path)
-    if not isinstance(data, bytes):
-        return {}
-    try:
-        index = index_of(PdfPages(data, use_ocr=False))  # the text layer only: a scan is no evidence
-    except Exception:  # a damaged PDF locates nothing: its values are unverifiable
-        return {}
-    values = [(address_of(path), value) for path, value in leaves(dataset.gold(row))]
-    labels = {fold(address): label_of(address) for address, _ in values}
-    evidence = {}
-    for (address, value), place in zip(values, locate_values(index, values, labels), strict=True):
-        if place is None or place.page is None or place.bbox is None:
-            evidence[address] = Evidence()
-        elif place.status == "ambiguous":  # every candidate place counts
-            wanted = needle(value)
-            places = index.places(wanted) if wanted is not None else []
-            evidence[address] = Evidence(tuple((p.page, p.bbox) for p in places) or ((place.page, place.bbox),))
-        else:
-            evidence[address] = Evidence(((place.page, place.bbox),))
+    return documents_evidence(dataset, [doc_id]).get(doc_id, {})
+
+
+def documents_evidence(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str, Evidence]]:
+    """Each document's evidence, located afresh (`oeb.grounding.located`: a process per core when
+    there are many); a document that is no readable PDF has none."""
+    rows = {row.doc_id: row for row in dataset.rows}
+    wanted = [rows[doc_id] for doc_id in doc_ids if doc_id in rows and rows[doc_id].doc_path.lower().endswith(".pdf")]
+    evidence: dict[str, dict[str, Evidence]] = {doc_id: {} for doc_id in doc_ids}
+    evidence.update(locate_all(_jobs(dataset, wanted), len(wanted)))
     return evidence
+
+
+_READ_AHEAD = 64
+"""Documents read from the dataset at once for locating (their PDFs and golds)."""
+
+
+def _jobs(dataset: Dataset, rows: Sequence[Row]) -> Iterator[Job]:
+    for start in range(0, len(rows), _READ_AHEAD):
+        batch = rows[start : start + _READ_AHEAD]
+        contents = dataset.contents([row.doc_path for row in batch])
+        for row, gold in dataset.golds(batch):
+            data = contents.get(row.doc_path)
+            if isinstance(data, bytes):
+                values = [(address_of(path), value) for path, value in leaves(gold)]
+                yield row.doc_id, data, values, {fold(address): label_of(address) for address, _ in values}
 
 
 EVIDENCE_VERSION = "1"
@@ -95,8 +98,7 @@ def evidence_of(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str,
     missing = [doc_id for doc_id in doc_ids if doc_id not in evidence]
     if not missing:
         return evidence
-    for doc_id in missing:
-        evidence[doc_id] = document_evidence(dataset, doc_id)
+    evidence.update(documents_evidence(dataset, missing))
     rows = [
         {"doc_id": doc_id, "address": address, "page": page, "x0": box[0], "y0": box[1], "x1": box[2], "y1": box[3]}
         for doc_id, by in evidence.items()
