@@ -8,9 +8,13 @@ are located in this process: a process takes about half a second to start.
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
 
@@ -18,6 +22,8 @@ from oeb._gc import cyclic_gc_paused
 from oeb.grounding.verdicts import Evidence
 from oeb.locate import Label, PdfPages, index_of, locate_values
 from oeb.locate.match import needle
+
+log = logging.getLogger("oeb.report")
 
 Job = tuple[str, bytes, Sequence[tuple[str, Any]], Mapping[str, Label]]
 """One document to locate: its id, its PDF's bytes, its gold values (address, value) and the
@@ -66,18 +72,23 @@ def processes(documents: int) -> int:
 
 def locate_all(jobs: Iterable[Job], documents: int) -> Iterator[tuple[str, dict[str, Evidence]]]:
     """Each job's (doc_id, evidence), in the jobs' order, with `processes(documents)` processes; the
-    jobs are read as the processes need them (a dataset's PDFs are not all held at once)."""
+    jobs are read as the processes need them (a dataset's PDFs are not all held at once). Should the
+    processes fail (a script calling this with no `if __name__ == "__main__"` guard: a spawned
+    process imports it again), the documents left are located here."""
+    jobs = iter(jobs)
     workers = processes(documents)
-    if workers == 1:
-        for job in jobs:
-            yield job[0], _one(job)
-        return
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        pending: list[tuple[str, Future[dict[str, Evidence]]]] = []
-        for job in jobs:
-            pending.append((job[0], pool.submit(_one, job)))
-            if len(pending) > workers * _AHEAD:
-                doc_id, future = pending.pop(0)
-                yield doc_id, future.result()
-        for doc_id, future in pending:
-            yield doc_id, future.result()
+    pending: deque[tuple[Job, Future[dict[str, Evidence]]]] = deque()
+    if workers > 1:
+        try:
+            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+                for job in itertools.chain(jobs, [None]):
+                    if job is not None:
+                        pending.append((job, pool.submit(_one, job)))
+                    while pending and (job is None or len(pending) > workers * _AHEAD):
+                        done, future = pending[0]
+                        yield done[0], future.result()
+                        pending.popleft()
+        except (BrokenProcessPool, OSError) as error:
+            log.warning("oeb: locating in %d processes failed (%s); locating here", workers, error)
+    for job in itertools.chain([done for done, _ in pending], jobs):
+        yield job[0], _one(job)
