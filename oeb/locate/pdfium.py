@@ -52,9 +52,10 @@ def render_png(page: Any, scale: float) -> bytes:
     return out.getvalue()
 
 
-_LOOSE_CHAR_BOX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(
-    ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
-)
+_ADDRESS = ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
+if not _ADDRESS:  # pragma: no cover - pypdfium2's own binding would have failed first
+    raise ImportError("PDFium's FPDFText_GetLooseCharBox is missing")
+_LOOSE_CHAR_BOX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(_ADDRESS)
 """FPDFText_GetLooseCharBox taking plain addresses: called for every character of a page from C
 (`map`), each box written straight into one array, it costs a third of pypdfium2's `get_charbox`."""
 
@@ -64,7 +65,7 @@ def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[
     characters) as an (n, 4) array of x0, y0, x1, y1 in points from the page's top-left; zeros for
     whitespace and for characters past `count`. The caller holds the lock; PdfiumError when PDFium
     cannot give a box."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)[:count]
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
     wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
     rects = np.zeros((len(wanted), 4), dtype=np.float32)  # FS_RECTF: left, top, right, bottom
     base = rects.ctypes.data

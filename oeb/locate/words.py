@@ -86,10 +86,10 @@ class Word:
         rows = self._boxes[self._start : self._start + len(self.text)].tolist()
         return tuple((x0, y0, x1, y1) for x0, y0, x1, y1 in rows)
 
-    def parts(self) -> list[tuple[int, int]]:
+    def parts(self) -> tuple[tuple[int, int], ...]:
         """The character ranges of the word's parts when `/ : ; = ( )` split it (`1500/15`,
         `Qty:12`); nothing for a word they do not split."""
-        return list(_parts(self.text))
+        return _parts(self.text)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Word):
@@ -147,7 +147,7 @@ def words_of(text: str, boxes: Sequence[Box] | NDArray[np.float64]) -> list[Word
     if not text:
         return []
     box = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     kept = ~np.isin(codes, _SPACES)
     if not kept.any():
         return []
@@ -219,22 +219,23 @@ def lines_of(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[tuple[int, 
     A word joins the line whose vertical middle is within half a word's height of its own."""
     if not words:
         return (), ()
-    height = statistics.median(max(w.bbox[3] - w.bbox[1], 1.0) for w in words)
-    ordered = sorted(words, key=lambda w: (w.bbox[1] + w.bbox[3]) / 2)
-    groups: list[list[Word]] = []
+    boxes = [word.bbox for word in words]
+    height = statistics.median([max(box[3] - box[1], 1.0) for box in boxes])
+    centres = [(box[1] + box[3]) / 2 for box in boxes]
+    groups: list[list[int]] = []
     total = 0.0
-    for word in ordered:
-        centre = (word.bbox[1] + word.bbox[3]) / 2
+    for number in sorted(range(len(words)), key=centres.__getitem__):  # stable: as sorting the words
+        centre = centres[number]
         if groups and centre - total / len(groups[-1]) <= height / 2:
-            groups[-1].append(word)
+            groups[-1].append(number)
             total += centre
         else:
-            groups.append([word])
+            groups.append([number])
             total = centre
     out: list[Word] = []
     lines: list[tuple[int, ...]] = []
     for group in groups:
-        group.sort(key=lambda w: w.bbox[0])
+        group.sort(key=lambda number: boxes[number][0])
         lines.append(tuple(range(len(out), len(out) + len(group))))
-        out.extend(group)
+        out.extend(words[number] for number in group)
     return tuple(out), tuple(lines)
