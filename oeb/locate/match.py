@@ -112,6 +112,7 @@ class Index:
         self.by_text: dict[str, list[int]] = {}
         self.by_part: dict[str, list[tuple[int, tuple[int, int]]]] = {}
         self.by_number: dict[str, list[tuple[int, tuple[int, int] | None]]] = {}
+        self._found: dict[Needle, list[Place]] = {}
         by_text, by_number = self.by_text, self.by_number
         for page in pages:
             self.sources[page.number] = page.source
@@ -153,7 +154,14 @@ class Index:
         return self.sources[place.page]
 
     def places(self, wanted: Needle) -> list[Place]:
-        """Every place the needle is printed, in reading order."""
+        """Every place the needle is printed, in reading order (looked up once per needle: the
+        placing and the grounding evidence both ask)."""
+        known = self._found.get(wanted)
+        if known is None:
+            known = self._found[wanted] = self._look_up(wanted)
+        return list(known)
+
+    def _look_up(self, wanted: Needle) -> list[Place]:
         found: dict[tuple[int, int, tuple[int, int] | None], Place] = {}
         if wanted.number is not None:
             for word_id, part in self.by_number.get(wanted.number, ()):

@@ -10,6 +10,7 @@ when each cell is its own text object.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import statistics
 import unicodedata
@@ -144,13 +145,70 @@ def words_of(text: str, boxes: Sequence[Box] | NDArray[np.float64]) -> list[Word
     the PDF wrote no space between them. `boxes`: one per character of `text` (an (n, 4) array
     or boxes); the splits and word boxes are worked out on the whole page at once (a dense page
     has ten thousand characters)."""
+    split = _split(text, boxes)
+    return [] if split is None else split.words(range(len(split.starts)))
+
+
+def page_words(
+    text: str, boxes: Sequence[Box] | NDArray[np.float64]
+) -> tuple[tuple[Word, ...], tuple[tuple[int, ...], ...]]:
+    """`lines_of(words_of(text, boxes))`, the same words and lines, with the lines worked out on
+    the words' boxes as arrays (each word made once, in reading order)."""
+    split = _split(text, boxes)
+    if split is None:
+        return (), ()
+    x0, y0, _, y1 = split.bounds
+    height = statistics.median(np.maximum(y1 - y0, 1.0).tolist())
+    centres = (y0 + y1) / 2
+    order = np.argsort(centres, kind="stable")  # stable: as lines_of's sort
+    group = np.empty(len(order), dtype=np.intp)
+    number, count, total = -1, 0, 0.0
+    for at, centre in enumerate(centres[order].tolist()):
+        if count and centre - total / count <= height / 2:
+            count += 1
+            total += centre
+        else:
+            number, count, total = number + 1, 1, centre
+        group[at] = number
+    reading = order[np.lexsort((x0[order], group))]  # by line, then left to right (stable)
+    sizes = np.bincount(group).tolist()
+    firsts = itertools.accumulate(sizes, initial=0)
+    lines = tuple(tuple(range(first, first + size)) for first, size in zip(firsts, sizes, strict=False))
+    return tuple(split.words(reading.tolist())), lines
+
+
+@dataclass(frozen=True)
+class _Split:
+    """A page's characters split into words: the characters' boxes, each word's first and past-last
+    character and its box's four sides."""
+
+    text: str
+    boxes: NDArray[np.float64]
+    starts: NDArray[np.intp]
+    ends: NDArray[np.intp]
+    bounds: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+    def words(self, numbers: Iterable[int]) -> list[Word]:
+        """The words numbered, in that order."""
+        starts, ends = self.starts.tolist(), self.ends.tolist()
+        word_boxes: list[Box] = list(zip(*(column.tolist() for column in self.bounds), strict=True))
+        words = []
+        for number in numbers:
+            start = starts[number]
+            word = self.text[start : ends[number]]
+            key, key_number = _keys(word)
+            words.append(Word(word, key, key_number, word_boxes[number], self.boxes, start))
+        return words
+
+
+def _split(text: str, boxes: Sequence[Box] | NDArray[np.float64]) -> _Split | None:
     if not text:
-        return []
+        return None
     box = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     kept = ~np.isin(codes, _SPACES)
     if not kept.any():
-        return []
+        return None
     x0, y0, x1, y1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
     heights = y1 - y0
     height = np.maximum(np.maximum(heights[:-1], heights[1:]), 1.0)  # pair (i - 1, i) at i - 1
@@ -163,22 +221,10 @@ def words_of(text: str, boxes: Sequence[Box] | NDArray[np.float64]) -> list[Word
     ends_here[:-1] &= ~kept[1:] | apart
     ends = np.flatnonzero(ends_here) + 1
     wide = x1 > x0  # span_box's rule: boxes without width aside when the word has others
-    bounds = [
-        _spans(reduce, column, wide, empty, starts, ends)
-        for column, reduce, empty in (
-            (x0, np.minimum, np.inf),
-            (y0, np.minimum, np.inf),
-            (x1, np.maximum, -np.inf),
-            (y1, np.maximum, -np.inf),
-        )
-    ]
-    word_boxes: list[Box] = list(zip(*(column.tolist() for column in bounds), strict=True))
-    words = []
-    for start, end, bbox in zip(starts.tolist(), ends.tolist(), word_boxes, strict=True):
-        word = text[start:end]
-        key, number = _keys(word)
-        words.append(Word(word, key, number, bbox, box, start))
-    return words
+    left, top = _spans(np.minimum, x0, wide, np.inf, starts, ends), _spans(np.minimum, y0, wide, np.inf, starts, ends)
+    right = _spans(np.maximum, x1, wide, -np.inf, starts, ends)
+    bottom = _spans(np.maximum, y1, wide, -np.inf, starts, ends)
+    return _Split(text, box, starts, ends, (left, top, right, bottom))
 
 
 def _spans(
