@@ -9,12 +9,14 @@ ask for them:
   `/api/runs` all answered (the interpreter, the imports and the run's loading included);
 - the fields page: `/api/fields?run=LABEL` (the run's verdicts.parquet read once);
 - a document page, for the first one opened (it opens the dataset) and for `--documents` more, the
-  largest by verdicts among them: `/api/documents/DOC_ID?run=LABEL` and its first page's PNG; the
-  largest document's answer in bytes.
+  largest by verdicts among them: `/api/documents/DOC_ID?run=LABEL` and its first page's PNG;
+- the largest document's answers, paged (oeb/view/paging.py): its first answer in bytes, raw and
+  gzipped, and the largest of every answer a page can ask of it (each slice of its verdicts as
+  graded and errors only, errors first, each page's error boxes, each verdict listed cut short).
 
 Then a multi-page document (issue #38): a 100-page order table with 2,500 gold values
 (`scripts/locate_docs.py`: wrapped cells, repeated codes, units and quantities), graded by the mock,
-served the same way: its document page (cold, then again), its answer's size, and the locator's own
+served the same way: its document page (cold, then again), its answers' sizes, and the locator's own
 time per page (reading the words and lines, then placing both sides' values), measured in process.
 
 Targets: opening under 2 s, a document page under 1 s (the 100-page one too), an answer under 200 KB.
@@ -34,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import pyarrow.parquet as pq
@@ -115,8 +117,7 @@ def _long_document(folder: Path) -> dict[str, object]:
             paths = [f"api/documents/long__order_100_pages?run={label}", "pages/long__order_100_pages/1.png"]
             cold = _timed(client, *paths)
             again = _timed(client, *paths)
-            answer = client.get(paths[0])
-            size, wire = len(answer.content), answer.num_bytes_downloaded
+            bounded = _bounded(client, "long__order_100_pages", unquote(label), pages.page_count)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -125,12 +126,54 @@ def _long_document(folder: Path) -> dict[str, object]:
         "gold_values": len(values),
         "document_s": round(cold, 3),
         "document_again_s": round(again, 3),
-        "answer_bytes": size,
-        "answer_gzip_bytes": wire,
+        "answers": bounded,
         "locator_read_ms_per_page": round(1000 * read / pages.page_count, 2),
         "locator_place_ms_per_page": round(1000 * located / pages.page_count, 2),
         "document_target_met": cold < DOCUMENT_TARGET,
-        "answer_target_met": size < ANSWER_TARGET,
+    }
+
+
+def _bounded(client: httpx.Client, doc_id: str, label: str, pages: int) -> dict[str, object]:
+    """A document's answers under paging: its first answer (raw and as sent gzipped), then every
+    answer a page can ask of it (each slice of its verdicts, as graded and errors only, errors first,
+    each page's error boxes, each verdict listed cut short) and the largest of them."""
+    sizes: list[int] = []
+
+    def walk(route: str, **args: str) -> list[dict[str, Any]]:
+        answers: list[dict[str, Any]] = []
+        offset: int | None = 0
+        while offset is not None:
+            response = client.get(route, params={"run": label, **args, "offset": str(offset)})
+            response.raise_for_status()
+            sizes.append(len(response.content))
+            answers.append(response.json())
+            offset = answers[-1]["next"]
+        return answers
+
+    document = f"api/documents/{quote(doc_id)}"
+    first = client.get(document, params={"run": label})
+    start = time.perf_counter()
+    slices = walk(document)
+    every = time.perf_counter() - start
+    walk(document, kind="errors")
+    walk(document, sort="errors", limit="5000")
+    for page in range(1, pages + 1):
+        walk(f"api/boxes/{quote(doc_id)}", page=str(page))
+    for answer in slices:
+        for verdict in answer["verdicts"]:
+            if "cut" in verdict:
+                whole = client.get(f"api/verdicts/{quote(doc_id)}", params={"run": label, "n": str(verdict["n"])})
+                sizes.append(len(whole.content))
+    return {
+        "verdicts": slices[0]["total"],
+        "first_answer_bytes": len(first.content),
+        "first_answer_gzip_bytes": first.num_bytes_downloaded,
+        "first_answer_verdicts": len(slices[0]["verdicts"]),
+        "slices": len(slices),
+        "every_slice_s": round(every, 3),
+        "requests": len(sizes),
+        "largest_answer_bytes": max(sizes),
+        "answer_target_met": max(sizes) < ANSWER_TARGET,
     }
 
 
@@ -179,9 +222,9 @@ def main() -> None:
                 )
 
             first = document(by_size[0])
-            answer = client.get(f"api/documents/{quote(by_size[0])}?run={label}")
-            largest_answer, largest_wire = len(answer.content), answer.num_bytes_downloaded
             times = {doc_id: document(doc_id) for doc_id in chosen}
+            pages = {row["doc_id"]: row["pages"] or 1 for row in client.get(f"api/documents?run={label}").json()}
+            largest = _bounded(client, by_size[0], unquote(label), pages[by_size[0]])
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -196,11 +239,9 @@ def main() -> None:
         "document_median_s": round(statistics.median(times.values()), 3),
         "document_max_s": round(max(times.values()), 3),
         "documents_timed": len(times),
-        "largest_answer_bytes": largest_answer,
-        "largest_answer_gzip_bytes": largest_wire,
+        "largest_document": largest,
         "open_target_met": opening < OPEN_TARGET,
         "document_target_met": max(first, *times.values()) < DOCUMENT_TARGET,
-        "answer_target_met": largest_answer < ANSWER_TARGET,
         "long_document": _long_document(folder),
     }
     print(json.dumps(result, indent=2))

@@ -79,7 +79,8 @@ def main() -> None:
             _selected(page, document + "&kind=errors", rows, 0, ".box", args.out / "view-document.png")
             _selected(page, document + f"&vs={b}&kind=errors", rows, 0, rows, args.out / "view-side-by-side.png")
             table = url + f"documents/{TABLE}?run={a}"
-            _selected(page, table + "&kind=errors&all=1", rows, 2, ".box.gold", args.out / "view-table.png")
+            outlined = '#pages[data-outlined="all"]'  # every page's error boxes answered
+            _selected(page, table + "&kind=errors&all=1", rows, 2, outlined, args.out / "view-table.png")
             _selected(page, table + "&kind=misread&zoom=1", rows, 0, "#why pre", args.out / "view-explain.png")
             _shot(page, url + f"documents?run={b}", args.out / "view-documents.png", "#documents tbody tr")
             _shot(page, url + f"schema/{DOCUMENT}?run={a}", args.out / "view-schema.png", "#schema-tree")

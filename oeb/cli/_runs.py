@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -22,6 +23,17 @@ if TYPE_CHECKING:
     from oeb.run.engine import Outcome, Plans
 
 OUT_WIDTH = 240
+
+
+def out_width(stream: TextIO) -> int | None:
+    """A terminal's own width (None: rich asks it); a pipe or file gets `COLUMNS` when set, as a
+    terminal would, else OUT_WIDTH (wide enough that no column is dropped)."""
+    if stream.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 40 else OUT_WIDTH
+
+
 """Tables written to a file or a pipe are this wide: every column of the leaderboard beside long
 system names (a terminal gets tables as wide as it is)."""
 
@@ -210,9 +222,9 @@ def print_leaderboard(folders: list[str]) -> None:
 
 
 def _print_tables(tables: Callable[[int | None], list[RenderableType]], stream: TextIO | None = None) -> None:
-    """The tables `tables(width)` gives for the stream's width (a terminal's own, else OUT_WIDTH)."""
+    """The tables `tables(width)` gives for the stream's width (`out_width`)."""
     stream = stream or sys.stderr
-    console = Console(file=stream, width=None if stream.isatty() else OUT_WIDTH)
+    console = Console(file=stream, width=out_width(stream))
     for table in tables(console.width):
         console.print(table)
 

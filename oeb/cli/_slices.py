@@ -139,6 +139,9 @@ def rendered(
 ) -> str | None:
     """The blocks as `form` (text: the rich tables given to `text`, the verb's printer: None when it
     printed them, or plain text for a file), json: `answer`."""
+    from rich.console import Console
+
+    from oeb.cli._runs import OUT_WIDTH, out_width
     from oeb.report.slice_tables import html_blocks, markdown_blocks, rich_blocks
 
     if form == "json":
@@ -147,7 +150,7 @@ def rendered(
         return f"# {title}\n\n" + markdown_blocks(blocks)
     if form == "html":
         return html_blocks(title, blocks)
-    return text(rich_blocks(blocks), to_file)
+    return text(rich_blocks(blocks, OUT_WIDTH if to_file else Console(width=out_width(sys.stdout)).width), to_file)
 
 
 def partial_line(result: dict[str, Any], command: str) -> None:

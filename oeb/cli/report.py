@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from oeb import storage
-from oeb.cli._runs import OUT_WIDTH
+from oeb.cli._runs import OUT_WIDTH, out_width
 from oeb.cli._slices import add_trait_flags
 
 
@@ -141,9 +141,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _console(to_file: bool) -> Console:
-    """A terminal gets tables as wide as it is; a pipe or --out (recorded as plain text) gets OUT_WIDTH."""
+    """A terminal gets tables as wide as it is, a pipe `out_width`'s; --out (recorded as plain text)
+    gets OUT_WIDTH."""
     if not to_file:
-        return Console(width=None if sys.stdout.isatty() else OUT_WIDTH)
+        return Console(width=out_width(sys.stdout))
     return Console(file=io.StringIO(), record=True, width=OUT_WIDTH)
 
 
@@ -155,7 +156,7 @@ def _text(tables: list[Any], to_file: bool, console: Console | None = None) -> s
     return console.export_text() if to_file else None
 
 
-def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) -> str | None:
+def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool, wide: bool) -> str | None:
     """`--by field`: per run in the leaderboard's order, its rows of `oeb.report.fields`."""
     from oeb.report.fields import field_rows, row_json, run_verdicts, suites_of
     from oeb.report.tables import fitted_table, markdown_table
@@ -182,11 +183,17 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool) 
         ]
         return "\n\n".join(blocks) + "\n"
     console = _console(to_file)
+    width = None if wide else console.width
+    drop = ("documents", "total", "inv. field", "inv. item", "fabricated")  # the rarer kinds first
+    title = "{} · verdicts per field, worst first"
+    how = "--wide or --format md shows every column"
     tables = [
-        fitted_table(f"{run.label} · verdicts per field, worst first", header, [cells(r) for r in fields[run.url]], w)
+        fitted_table(title.format(run.label), header, list(map(cells, fields[run.url])), width, droppable=drop, how=how)
         for run in ordered
-        for w in [console.width]
     ]
+    if wide and tables:  # as wide as the widest table: the terminal wraps what it cannot show
+        wide_open = console.options.update_width(10_000)
+        console.width = max(console.width, *(console.measure(table, options=wide_open).maximum for table in tables))
     return _text(tables, to_file, console)
 
 
@@ -202,8 +209,9 @@ def _iou(text: str) -> float:
     return value
 
 
-def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
-    """`--grounding`: the citation figures of `oeb.report.grounding`."""
+def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = None) -> int:
+    """`--grounding`: the citation figures of `oeb.report.grounding`, under the adjudication file's
+    evidence boxes when one applies."""
     from oeb.errors import UsageError
     from oeb.report import grounding, grounding_tables
     from oeb.report.audit import dataset_of
@@ -211,7 +219,7 @@ def _grounding(runs: list[Any], args: argparse.Namespace) -> int:
 
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.calibration:
         raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
-    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou))
+    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou), adjudications)
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
@@ -284,13 +292,13 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         return _calibration(runs, args)
     if args.grounding:
-        return _grounding(runs, args)
-    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers), gold)
+        return _grounding(runs, args, gold.adjudications)
+    board = annotate(leaderboard(runs, mixed_scorers=args.mixed_scorers, adjudications=gold.adjudications), gold)
     if sliced:
         emit("report", _sliced(runs, board, by, asked, args), args.out)
         return 0
     if "field" in by:
-        emit("report", _by_field(runs, board, args.format, args.out is not None), args.out)
+        emit("report", _by_field(runs, board, args.format, args.out is not None, args.wide), args.out)
         return 0
     if args.format == "text":
         from oeb.report import rich_tables

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             from oeb.report.adjudicated import annotate, under_gold
 
             gold = under_gold(view.runs, url)  # the leaderboard and fields under the file, as oeb report
-            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs), gold)
+            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
     if args.export:
         from oeb.view.export import export
 

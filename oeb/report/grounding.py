@@ -18,6 +18,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from oeb import storage
+from oeb.grounding.adjudicated import with_entries
 from oeb.grounding.cite import SCHEMA, address_of, leaves
 from oeb.grounding.located import Job, locate_all
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
@@ -30,6 +31,7 @@ from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
+    from oeb.gold.entries import Adjudications
 
 log = logging.getLogger("oeb.report")
 LEVELS = ("box", "page")
@@ -227,13 +229,16 @@ def _bootstrap(counted: Sequence[_Counted]) -> None:
                 one.add(cells)
 
 
-def grounding(runs: list[Run], dataset: Dataset, threshold: float = IOU) -> dict[str, Any]:
-    """Every run's figures, the evidence located once per document for all of them."""
+def grounding(
+    runs: list[Run], dataset: Dataset, threshold: float = IOU, adjudications: Adjudications | None = None
+) -> dict[str, Any]:
+    """Every run's figures, the evidence located once per document for all of them (an adjudication
+    file's evidence boxes in place of the located places: `oeb.grounding.adjudicated`)."""
     cites = [_cited(run) for run in runs]
     wanted = sorted(
         {doc_id for run, cited in zip(runs, cites, strict=True) if cited is not None for doc_id in run.doc_ids}
     )
-    evidence = evidence_of(dataset, wanted)
+    evidence = with_entries(evidence_of(dataset, wanted), adjudications.entries if adjudications else ())
     counted = [
         None if cited is None else _counted(run, cited, evidence, threshold)
         for run, cited in zip(runs, cites, strict=True)

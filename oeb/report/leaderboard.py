@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from oeb.report.runs import Run, check_scorers
 from oeb.run.grade.pages import UNITS
 from oeb.scoring import RESULTS
+
+if TYPE_CHECKING:
+    from oeb.gold.entries import Adjudications
 
 log = logging.getLogger("oeb.report")
 
@@ -125,7 +128,7 @@ def _suite(line: dict[str, Any]) -> str:
     return (line.get("row") or {}).get("suite") or "other"
 
 
-def _automation(runs: Sequence[Run], rows: list[dict[str, Any]]) -> None:
+def _automation(runs: Sequence[Run], rows: list[dict[str, Any]], adjudications: Adjudications | None) -> None:
     """`auto_99` on the rows of runs whose system gave confidences: the share of its predicted values
     accepted unreviewed at 99% precision; `grounding_f1` on the rows of runs whose system cited
     values: its box-level grounding F1, when the dataset's PDFs can be read (docs/grounding.md); no
@@ -144,7 +147,7 @@ def _automation(runs: Sequence[Run], rows: list[dict[str, Any]]) -> None:
     from oeb.report.audit import dataset_of
 
     try:
-        figures = grounding(cited, dataset_of(cited, None))
+        figures = grounding(cited, dataset_of(cited, None), adjudications=adjudications)
     except OebError as error:  # no dataset to locate the gold in: the column is left out, saying why
         log.warning("the leaderboard has no grounding F1 column: %s", error)
         return
@@ -154,9 +157,12 @@ def _automation(runs: Sequence[Run], rows: list[dict[str, Any]]) -> None:
             row["grounding_f1"] = by_url[run.url]["box"]["f1"]["value"]
 
 
-def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, Any]:
+def leaderboard(
+    runs: Sequence[Run], mixed_scorers: bool = False, adjudications: Adjudications | None = None
+) -> dict[str, Any]:
     """Every run's row, best headline first, and the same rows per suite; runs graded by different
-    scorers are refused unless `mixed_scorers`."""
+    scorers are refused unless `mixed_scorers`; `grounding_f1` takes the evidence boxes of the
+    `adjudications` the runs are graded under."""
     if not mixed_scorers:
         check_scorers(list(runs))
     suites = list(dict.fromkeys(_suite(line) for run in runs for line in run.lines))
@@ -177,7 +183,7 @@ def leaderboard(runs: Sequence[Run], mixed_scorers: bool = False) -> dict[str, A
                 },
             }
         )
-    _automation(runs, rows)
+    _automation(runs, rows, adjudications)
     rows.sort(key=lambda row: -row["headline"])
     first = next((run for run in runs if run.named("dataset") is not None), runs[0])
     return {

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 
-from oeb.report.tables import markdown_table, p_text, signed_points
+from oeb.report.tables import fitted_table, markdown_table, p_text, signed_points
 
 
 @dataclass(frozen=True)
@@ -122,20 +121,12 @@ def compare_blocks(result: dict[str, Any], a: str, b: str) -> list[Block]:
     ]
 
 
-def rich_blocks(blocks: list[Block]) -> list[Table]:
+def rich_blocks(blocks: list[Block], width: int | None = None) -> list[Table]:
+    """The blocks as tables at most `width` columns wide (`fitted_table`: every figure whole)."""
     tables = []
     for block in blocks:
-        table = Table(
-            title=block.title,
-            title_justify="left",
-            caption=block.note or None,
-            caption_justify="left",
-            min_width=min(len(block.title), 100),  # a slice's name on one line, not wrapped to a narrow table
-        )
-        for number, column in enumerate(block.header):
-            table.add_column(column, overflow="fold", justify="left" if number < 2 else "right")
-        for row in block.rows:
-            table.add_row(*map(Text, row))  # Text: labels and values may hold [brackets]
+        table = fitted_table(block.title, block.header, block.rows, width, left=2)
+        table.caption, table.caption_justify = block.note or None, "left"
         tables.append(table)
     return tables
 

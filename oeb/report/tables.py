@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from rich.console import RenderableType
@@ -113,6 +114,8 @@ PRIORITY = {
 """Which leaderboard columns a narrow terminal keeps longest (higher numbers are dropped first)."""
 SYSTEM_WIDTH = 16
 """A system label wider than this folds onto more lines rather than crowd out a figure."""
+FOLDED_WIDTH = 10
+"""A name column folds no narrower than this (or its header's longest word) before columns go."""
 WIDE = "--wide shows every column"
 
 
@@ -179,24 +182,49 @@ def _suite_tables(board: dict[str, Any], width: int | None) -> list[RenderableTy
 
 
 def fitted_table(
-    title: str, header: list[str], rows: list[list[str]], width: int | None, *, left: int = 1, text_last: bool = False
+    title: str,
+    header: list[str],
+    rows: list[list[str]],
+    width: int | None,
+    *,
+    left: int = 1,
+    text_last: bool = False,
+    droppable: tuple[str, ...] = (),
+    how: str = WIDE,
 ) -> Table:
     """A table of text cells at most `width` columns wide (None: as wide as it needs), every figure
-    whole: the first `left` columns (names, ids) fold onto more lines past `SYSTEM_WIDTH`, a
-    `text_last` column (words) wraps, a figure never does."""
+    and header word whole: the first `left` columns (names, ids) fold onto more lines past
+    `SYSTEM_WIDTH` (down to `FOLDED_WIDTH` when the table is still too wide), a `text_last` column
+    (words) wraps, a figure never does; then the `droppable` columns go, first named first, and the
+    caption names them with `how` to see them."""
     wraps = set(range(left)) | ({len(header) - 1} if text_last else set())
     columns = [
         _fit.column(name, [row[i] for row in rows], most=SYSTEM_WIDTH if i in wraps else None)
         for i, name in enumerate(header)
     ]
-    later = frozenset(wraps)
-    sizes: list[int | None] = [None] * len(columns) if width is None else list(_fit.widths(columns, width, later))
-    table = Table(title=title, title_justify="left")
-    for i, (column, size) in enumerate(zip(columns, sizes, strict=True)):
+    if width is not None and _fit.table_width([c.need for c in columns]) > width:
+        columns = [
+            dataclasses.replace(c, need=min(c.need, max(FOLDED_WIDTH, *map(len, c.header.split()))))
+            if i in wraps
+            else c
+            for i, c in enumerate(columns)
+        ]
+    kept = list(range(len(columns)))
+    for name in droppable:
+        if width is None or _fit.table_width([columns[i].need for i in kept]) <= width:
+            break
+        kept = [i for i in kept if header[i] != name]
+    later = frozenset(n for n, i in enumerate(kept) if i in wraps)
+    shown = [columns[i] for i in kept]
+    sizes: list[int | None] = [None] * len(shown) if width is None else list(_fit.widths(shown, width, later))
+    dropped = [header[i] for i in range(len(header)) if i not in kept]
+    caption = _fit.dropped_line(dropped, width, how) if dropped and width is not None else None
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for i, column, size in zip(kept, shown, sizes, strict=True):
         justify: Any = "left" if i in wraps else "right"
         table.add_column(column.header, justify=justify, width=size, min_width=column.need, overflow="fold")
     for row in rows:
-        table.add_row(*map(Text, row))  # Text: ids and names may hold [brackets]
+        table.add_row(*(Text(row[i]) for i in kept))  # Text: ids and names may hold [brackets]
     return table
 
 

@@ -1,19 +1,23 @@
 """Datalab (www.datalab.to): one multipart upload starts the job (the handle is its request id), then
-polls until the extraction is complete."""
+polls until the extraction is complete, and with `confidence` a while longer for the per-field scores,
+which Datalab adds to the finished request later (docs/grounding.md)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oeb.systems import datalab_citing
 from oeb.systems._http import Session, held
 from oeb.systems._reading import dig, extraction, number, reading
-from oeb.systems.base import Adapter, Call, Cost, Deadline, Price
-from oeb.systems.errors import SystemFailed
+from oeb.systems.base import Adapter, Call, Cite, Cost, Deadline, Price
+from oeb.systems.errors import OptionError, SystemFailed
 from oeb.systems.schema import optional_by_omission
 
 
@@ -48,6 +52,27 @@ class Datalab(Adapter):
     )
     base_url: str = field(default="https://www.datalab.to", metadata={"help": "API address"})
     poll_interval: float = field(default=5.0, metadata={"help": "seconds between polls"})
+    citations: bool = field(
+        default=False,
+        metadata={
+            "help": "keep each value's cited blocks (<field>_citations, returned in every mode) as its page and "
+            "box, from the json output oeb always asks for: no extra request or charge"
+        },
+    )
+    confidence: bool = field(
+        default=False,
+        metadata={
+            "help": "keep polling the finished request up to score_wait seconds for each value's _score (1-5, "
+            "read as (score-1)/4); Datalab documents the scores for mode fast"
+        },
+    )
+    score_wait: float = field(
+        default=60.0, metadata={"help": "most seconds to wait for the scores after completion (with confidence)"}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.score_wait >= 0:
+            raise OptionError("option 'score_wait' of datalab must be a number of seconds, 0 or more")
 
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return optional_by_omission(schema)
@@ -105,11 +130,36 @@ class Datalab(Adapter):
                     )
                 if status == "complete":
                     break
+            if self.confidence:
+                body = self._scored(fetch, body, deadline)
+                found = _cost(body)
+                cost = found if found.priced else cost
             if not cost.priced:
                 # Datalab fills in billing just after completion; missing it loses nothing paid.
                 with contextlib.suppress(SystemFailed):
                     cost = _cost(fetch())
         return Call(raw=body, cost=cost, job_id=request_id)
+
+    def _scored(self, fetch: Callable[[], Any], body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        """The finished request once its scores are in (`extraction_score_average`), polling at most
+        `score_wait` seconds and never more than half the document's time left; else the answer as it
+        finished. The extraction is done and paid: a late or failed score poll never fails it."""
+        end = time.monotonic() + min(self.score_wait, deadline.remaining() / 2)
+        while body.get("extraction_score_average") is None and time.monotonic() < end:
+            deadline.sleep(min(self.poll_interval, end - time.monotonic()))
+            try:
+                later = fetch()
+            except SystemFailed:
+                break
+            if isinstance(later, dict) and later.get("status") == "complete" and "extraction_schema_json" in later:
+                body = later
+        return body
+
+    def cites(self, raw: Any) -> list[Cite]:
+        """Each value's first cited block (`citations`) and score (`confidence`): docs/grounding.md."""
+        if not (self.citations or self.confidence):
+            return []
+        return datalab_citing.cites(raw, places=self.citations, scores=self.confidence)
 
     def read(self, raw: Any) -> dict[str, Any]:
         value = raw.get("extraction_schema_json") if isinstance(raw, dict) else None
@@ -118,4 +168,5 @@ class Datalab(Adapter):
         if isinstance(value, str):
             with reading("extraction_schema_json"):
                 value = json.loads(value)
-        return extraction(value)
+        # Scores asked for (`confidence`) are sidecars; unasked, an answer is read as the reference reads it.
+        return extraction(datalab_citing.without_scores(value) if self.confidence else value)

@@ -13,13 +13,13 @@ import contextlib
 import json
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from oeb import _json, storage
+from oeb import storage
 from oeb.errors import OebError, ReportMismatch, StorageFormatError, StorageNotFoundError, ViewNotFound
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
@@ -28,8 +28,9 @@ from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 from oeb.scoring import RESULTS
-from oeb.view import document
+from oeb.view import document, paging
 from oeb.view.labels import folder_name, setting, short_names
+from oeb.view.paging import Query
 from oeb.view.pdf import render_page
 from oeb.view.slices import Slicing
 
@@ -40,13 +41,14 @@ SCALE = 2.5
 """Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
+_PREPARED_KEPT = 16
+"""Documents' located verdicts (per run) and rows (per run, or pair side by side) kept in memory: a
+document's slices, boxes and verdicts are answered from them."""
+BOX_COLUMNS = ["n", "side", "result", "address", "x0", "y0", "x1", "y1"]
+"""An outlined error's row in `/api/boxes`: its verdict's place, which side's value, the verdict, its
+address and the box in PDF points from the page's top-left."""
 _RAW_SHOWN = 20_000
 """Characters of a record's raw answer a document's answer carries (the rest is in the run folder)."""
-
-
-def _value(text: str | None) -> Any:
-    """A verdict's raw value from its JSON text (verdicts.parquet keeps raw values as JSON)."""
-    return None if text is None else _json.loads(text)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class View:
     _verdicts: dict[str, tuple[pa.Table, dict[str, tuple[int, int]]]] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)
+    _prepared: OrderedDict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
     _findings: list[dict[str, Any]] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
@@ -108,50 +111,119 @@ class View:
         rows = field_rows(self._all_verdicts(run)[0].select(COLUMNS), suite=suite, suites=suites_of(run))
         return [row_json(row) for row in rows]
 
-    def document_json(self, label: str | None, doc_id: str) -> dict[str, Any]:
-        """`GET /api/documents/DOC_ID?run=LABEL`: the document's verdicts, each with both sides'
+    def document_json(
+        self, label: str | None, doc_id: str, query: Query | None = None, vs: str | None = None
+    ) -> dict[str, Any]:
+        """`GET /api/documents/DOC_ID?run=LABEL[&vs=LABEL][&kind=K][&field=PATH][&q=TEXT][&sort=S]
+        [&offset=N][&limit=N]`: the document (its pages, status, record, schema nodes, the count of
+        each verdict) and a slice of its verdicts (`oeb.view.paging`), each with both sides'
         canonical keys, where each value stands on the PDF (its best place, its status and how many
-        other places print it), the scorer's explanation of an error; the fields' schema nodes, how
-        each page was read and, for a document without an answer, its record."""
+        other places print it) and the scorer's explanation of an error; with `vs`, a slice of
+        rows, each run's verdict at one address side by side."""
+        query = query or Query()
         run = self.run(label)
         self.check_document(doc_id)
-        pdf = self._pdf(doc_id)
-        pages = pdf[1] if pdf else None
-        verdicts = []
-        for verdict in self._document_verdicts(run, doc_id):
-            gold, pred = _value(verdict["gold_raw"]), _value(verdict["pred_raw"])
-            verdicts.append(
-                {
-                    "address": verdict["address"],
-                    "path": fold(verdict["address"]),
-                    "gold": gold,
-                    "pred": pred,
-                    "result": verdict["result"],
-                    "gold_key": document.key_of(gold),
-                    "pred_key": document.key_of(pred),
-                    **({"adjudication": verdict["adjudication"]} if verdict.get("adjudication") else {}),
-                }
-            )
-            explained = document.explanation(gold, pred, verdict["result"])
-            if explained is not None:  # errors only: a matched pair reads as its keys say
-                verdicts[-1]["explain"] = explained
-        schema = dict(self._row(doc_id).schema)
-        for verdict, located in zip(verdicts, document.locate_sides(pages, verdicts, schema), strict=True):
-            verdict["located"] = located
-        self._ground(run, doc_id, verdicts)
+        pages = self._pdf(doc_id)
+        verdicts = self._verdicts_of(run, doc_id)
+        runs = [run] if vs is None else [run, self.run(vs)]
+        rows = self._cached(
+            ("rows", *(run.url for run in runs), doc_id),
+            lambda: paging.rows_of([self._verdicts_of(run, doc_id) for run in runs]),
+        )
+        head = {
+            "doc_id": doc_id,
+            "pages": pages[1].page_count if pages is not None else 0,
+            "page_notes": [] if pages is None else document.page_notes(pages[1]),
+            **self._run_head(run, doc_id, verdicts),
+            "fields": document.fields_json(dict(self._row(doc_id).schema), (row["path"] for row in rows)),
+            **paging.paths_json(row["path"] for row in rows),
+        }
+        if vs is not None:
+            other = self.run(vs)
+            head["vs"] = {
+                "label": self.labels[self.runs.index(other)],
+                **self._run_head(other, doc_id, self._verdicts_of(other, doc_id)),
+            }
+        kept = paging.chosen(rows, query)
+        window = kept[query.offset : query.offset + query.limit]
+        head |= {"total": len(rows), "matching": len(kept), "offset": query.offset}
+        if vs is None:
+            listed = paging.sliced((paging.shortened(row["sides"][0]) for row in window), paging.budget(head))
+        else:
+            shown = ({**row, "sides": [v and paging.shortened(v) for v in row["sides"]]} for row in window)
+            listed = paging.sliced(shown, paging.budget(head))
+        end = query.offset + len(listed)
+        return {**head, "next": end if end < len(kept) else None, "verdicts" if vs is None else "rows": listed}
+
+    def _run_head(self, run: Run, doc_id: str, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+        """What a document answer says of one run's reading of it: status, accuracy, error, record,
+        the count of each verdict."""
         line = next(line for line in run.lines if line["id"] == doc_id)
         return {
-            "doc_id": doc_id,
-            "pages": pages.page_count if pages is not None else 0,
-            "page_notes": [] if pages is None else _page_notes(pages),
             "suite": suites_of(run)[doc_id],
             "status": line["status"],
             "accuracy": line.get("accuracy"),
             "error": line.get("error"),
             "record": None if line["status"] == "scored" else self._record(run, doc_id),
-            "fields": document.fields_json(schema, (verdict["path"] for verdict in verdicts)),
-            "verdicts": verdicts,
+            "counts": paging.counts(verdicts),
         }
+
+    def verdict_json(self, label: str | None, doc_id: str, n: int) -> dict[str, Any]:
+        """`GET /api/verdicts/DOC_ID?run=LABEL&n=N`: the document's verdict N (its place in the
+        document's order, the `n` of a listed verdict) whole: its values as long as they are."""
+        run = self.run(label)
+        self.check_document(doc_id)
+        verdicts = self._verdicts_of(run, doc_id)
+        if not 0 <= n < len(verdicts):
+            raise ViewNotFound(f"{doc_id} has no verdict {n} in {label} (it has {len(verdicts)})")
+        return paging.shortened(verdicts[n], values=False, most=paging.WHOLE)
+
+    def boxes_json(self, label: str | None, doc_id: str, page: int, offset: int = 0) -> dict[str, Any]:
+        """`GET /api/boxes/DOC_ID?run=LABEL&page=P[&offset=N]`: where the run's errors stand on page P,
+        one row per outlined value (`columns` names them), bounded as a document answer is."""
+        run = self.run(label)
+        self.check_document(doc_id)
+        count = self.page_count(doc_id)
+        if not 1 <= page <= count:
+            raise ViewNotFound(f"{doc_id} has no page {page} (it has {count})")
+        found = []
+        for verdict in self._verdicts_of(run, doc_id):
+            if verdict["result"] == "matched" or not verdict.get("located"):
+                continue
+            for side in ("gold", "pred"):
+                at = verdict["located"][side]
+                if at and at.get("page") == page and at.get("bbox"):
+                    found.append([verdict["n"], side, verdict["result"], verdict["address"], *at["bbox"]])
+        head = {"doc_id": doc_id, "page": page, "columns": BOX_COLUMNS, "total": len(found), "offset": offset}
+        listed = paging.sliced(found[offset : offset + paging.MOST], paging.budget(head))
+        end = offset + len(listed)
+        return {**head, "next": end if end < len(found) else None, "boxes": listed}
+
+    def _cached(self, key: tuple[str, ...], make: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """What `make` gives, made once for the last `_PREPARED_KEPT` keys asked for."""
+        with self._lock:
+            if key in self._prepared:
+                self._prepared.move_to_end(key)
+                return self._prepared[key]
+        made = make()
+        with self._lock:
+            self._prepared[key] = made
+            while len(self._prepared) > _PREPARED_KEPT:
+                self._prepared.popitem(last=False)
+        return made
+
+    def _verdicts_of(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
+        """The run's verdicts of the document as its answers list them, each with its place `n`, both
+        sides located (jointly, over the whole document: a slice shows the places the whole gives)
+        and its citation."""
+        return self._cached(("verdicts", run.url, doc_id), lambda: self._prepare(run, doc_id))
+
+    def _prepare(self, run: Run, doc_id: str) -> list[dict[str, Any]]:
+        pdf = self._pdf(doc_id)
+        schema = dict(self._row(doc_id).schema)
+        verdicts = document.verdicts_json(self._document_verdicts(run, doc_id), pdf[1] if pdf else None, schema)
+        self._ground(run, doc_id, verdicts)
+        return verdicts
 
     def _ground(self, run: Run, doc_id: str, verdicts: list[dict[str, Any]]) -> None:
         """Each verdict's `cited` place (page, bbox) and `grounding` category, when the run's system
@@ -371,21 +443,6 @@ class View:
 _DOCUMENT_COLUMNS = ["address", "gold_raw", "pred_raw", "result", "adjudication"]
 """The verdict columns a document page shows; `adjudication` (last) is the id of the accepted entry that
 changed the verdict (docs/adjudication.md), absent from runs graded before it."""
-
-
-def _page_notes(pages: PdfPages) -> list[dict[str, Any]]:
-    """Each page's size in points and how it was read: its text layer, OCR, or not at all (a scan,
-    no Tesseract)."""
-    return [
-        {
-            "page": page.number,
-            "width": round(page.width, 1),
-            "height": round(page.height, 1),
-            "source": page.source,
-            "note": pages.note(page.number),
-        }
-        for page in pages.pages()
-    ]
 
 
 def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = False, dataset: str | None = None) -> View:

@@ -27,6 +27,7 @@ from werkzeug.wrappers import Request, Response
 
 from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound, WriteRefused
 from oeb.view.api import SCALE, View
+from oeb.view.paging import Query, number, to_json
 from oeb.view.review import TOKEN_HEADER, Review, origins
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ _ROUTES = Map(
         Rule("/api/fields", endpoint="api_fields"),
         Rule("/api/documents", endpoint="api_document_list"),
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
+        Rule("/api/verdicts/<path:doc_id>", endpoint="api_verdicts"),
+        Rule("/api/boxes/<path:doc_id>", endpoint="api_boxes"),
         Rule("/api/schema/<path:doc_id>", endpoint="api_schema"),
         Rule("/api/audit", endpoint="api_audit"),
         Rule("/api/slices", endpoint="api_slices"),
@@ -101,11 +104,6 @@ def shell(
     for key, value in values.items():
         template = template.replace("{{" + key + "}}", html.escape(value, quote=True))
     return template
-
-
-def to_json(value: Any) -> bytes:
-    """An API answer as the server sends it and an export writes it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _json_response(value: Any, status: int = 200) -> Response:
@@ -175,6 +173,10 @@ class App:
             if api:
                 return _json_response({"error": f"no such route: {request.path}"}, 404)
             return self._page(request, "notfound", 404, message=f"no page at {request.path}")
+        except UsageError as error:  # a query the API cannot answer (offset=-1, kind=nothing)
+            if api:
+                return _json_response({"error": str(error)}, 400)
+            return self._page(request, "notfound", 400, message=str(error))
         except AdjudicationError as error:  # a refused decision: one line, and nothing written
             status = 403 if isinstance(error, WriteRefused) else 409 if isinstance(error, StaleDecision) else 400
             return _json_response({"error": str(error)}, status)
@@ -233,7 +235,18 @@ class App:
             "api_runs": view.runs_json,
             "api_fields": lambda: _fields(view, run, request.args),
             "api_document_list": lambda: view.documents_json(run),
-            "api_documents": lambda: view.document_json(run, values["doc_id"]),
+            "api_documents": lambda: view.document_json(
+                run, values["doc_id"], Query.of(request.args), request.args.get("vs") or None
+            ),
+            "api_verdicts": lambda: view.verdict_json(
+                run, values["doc_id"], number(request.args, "n", None, most=None)
+            ),
+            "api_boxes": lambda: view.boxes_json(
+                run,
+                values["doc_id"],
+                number(request.args, "page", None, least=1, most=None),
+                number(request.args, "offset", 0, most=None),
+            ),
             "api_schema": lambda: view.schema_json(run, values["doc_id"]),
             "api_audit": view.audit_json,
             "api_slices": lambda: _slices(view, request.args.get("trait")),

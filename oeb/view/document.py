@@ -1,8 +1,8 @@
 """One document's verdicts as `oeb view` answers them: each value located on the PDF (oeb.locate),
 both sides' canonical keys, the scorer's explanation of an error, and the schema node of each field.
 
-The answer is bounded: one place per value (its best) and a count of the others, so a 545-verdict
-table answers in tens of kilobytes, not in thousands of boxes.
+One place per value (its best) and a count of the others keeps a verdict short (about 330 bytes),
+not thousands of boxes; the answers list them a slice at a time (oeb.view.paging).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from oeb import _json
 from oeb.locate import Label, Located, PdfPages, index_of, locate_values
 from oeb.report.fields import fold
 from oeb.scoring import canonical_key
@@ -33,6 +34,55 @@ def explanation(gold: Any, pred: Any, result: str) -> str | None:
     if result == "matched" or not scalar(gold) or not scalar(pred):
         return None
     return pair_text(gold, pred)
+
+
+def verdicts_json(
+    rows: Iterable[Mapping[str, Any]], pages: PdfPages | None, schema: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A document's verdicts (verdicts.parquet's rows, in the order grading wrote them) as the view
+    answers them: each with its place `n`, its folded `path`, both raw values and their canonical
+    keys, the scorer's explanation of an error and where both values stand (`locate_sides`)."""
+    verdicts = []
+    for n, row in enumerate(rows):
+        gold, pred = _value(row["gold_raw"]), _value(row["pred_raw"])
+        verdict = {
+            "n": n,
+            "address": row["address"],
+            "path": fold(row["address"]),
+            "gold": gold,
+            "pred": pred,
+            "result": row["result"],
+            "gold_key": key_of(gold),
+            "pred_key": key_of(pred),
+            **({"adjudication": row["adjudication"]} if row.get("adjudication") else {}),
+        }
+        explained = explanation(gold, pred, row["result"])
+        if explained is not None:  # errors only: a matched pair reads as its keys say
+            verdict["explain"] = explained
+        verdicts.append(verdict)
+    for verdict, located in zip(verdicts, locate_sides(pages, verdicts, schema), strict=True):
+        verdict["located"] = located
+    return verdicts
+
+
+def _value(text: str | None) -> Any:
+    """A verdict's raw value from its JSON text (verdicts.parquet keeps raw values as JSON)."""
+    return None if text is None else _json.loads(text)
+
+
+def page_notes(pages: PdfPages) -> list[dict[str, Any]]:
+    """Each page's size in points and how it was read: its text layer, OCR, or not at all (a scan,
+    no Tesseract)."""
+    return [
+        {
+            "page": page.number,
+            "width": round(page.width, 1),
+            "height": round(page.height, 1),
+            "source": page.source,
+            "note": pages.note(page.number),
+        }
+        for page in pages.pages()
+    ]
 
 
 def located_json(place: Located | None) -> dict[str, Any] | None:

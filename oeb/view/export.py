@@ -9,7 +9,10 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/runs/<N>/fields.json                  GET /api/fields?run=LABEL (N: the run's place in runs.json)
     api/runs/<N>/fields/<S>.json              ... &suite=SUITE (S: the suite's place in the leaderboard)
     api/runs/<N>/documents.json               GET /api/documents?run=LABEL
-    api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL
+    api/runs/<N>/documents/<DOC_ID>.json      GET /api/documents/DOC_ID?run=LABEL (its first slice)
+    api/runs/<N>/documents/<DOC_ID>/<K>.json  ... &offset=K (each further slice, K: the `next` before)
+    api/runs/<N>/verdicts/<DOC_ID>/<I>.json   GET /api/verdicts/DOC_ID?run=LABEL&n=I (a verdict listed `cut`)
+    api/runs/<N>/boxes/<DOC_ID>/<P>.json      GET /api/boxes/DOC_ID?run=LABEL&page=P (and <P>/<K>.json: &offset=K)
     api/runs/<N>/schema/<DOC_ID>.json         GET /api/schema/DOC_ID?run=LABEL
     api/audit.json                            GET /api/audit (with --audit)
     slices.html, api/slices.json              GET /api/slices (the traits)
@@ -33,7 +36,8 @@ from pathlib import PurePosixPath
 from oeb import storage
 from oeb.errors import PageTooLarge, ReportError, StorageFormatError, UsageError
 from oeb.view.api import View
-from oeb.view.app import STATIC, shell, to_json
+from oeb.view.app import STATIC, shell
+from oeb.view.paging import Query, to_json
 
 _THREADS = 4
 """Documents exported at once: rendering and writing overlap (PDFium and the writes release the GIL)."""
@@ -109,13 +113,33 @@ def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> Non
     for page in ("documents", "schema"):
         put(f"{page}/{doc_id}.html", shell(page, static=True, root="../", doc_id=doc_id, audit=view.audit).encode())
     for number, label in enumerate(view.labels):
-        put(f"api/runs/{number}/documents/{doc_id}.json", to_json(view.document_json(label, doc_id)))
-        put(f"api/runs/{number}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
+        _answers(view, f"api/runs/{number}", label, doc_id, put)
     for number in range(1, view.page_count(doc_id) + 1):
         try:
             put(f"pages/{doc_id}/{number}.png", view.page_png(doc_id, number))
         except PageTooLarge:  # left out: the page shows no image, as the server answers 404 for it
             continue
+
+
+def _answers(view: View, base: str, label: str, doc_id: str, put: Callable[[str, bytes], None]) -> None:
+    """A run's answers about a document: every slice of its verdicts in its own order (the page
+    filters what it reads), the whole verdict of each listed `cut`, its schema, each page's boxes."""
+    offset: int | None = 0
+    while offset is not None:
+        answer = view.document_json(label, doc_id, Query(offset=offset))
+        put(f"{base}/documents/{doc_id}" + (f"/{offset}.json" if offset else ".json"), to_json(answer))
+        for verdict in answer["verdicts"]:
+            if "cut" in verdict:
+                whole = view.verdict_json(label, doc_id, verdict["n"])
+                put(f"{base}/verdicts/{doc_id}/{verdict['n']}.json", to_json(whole))
+        offset = answer["next"]
+    put(f"{base}/schema/{doc_id}.json", to_json(view.schema_json(label, doc_id)))
+    for page in range(1, view.page_count(doc_id) + 1):
+        offset = 0
+        while offset is not None:
+            boxes = view.boxes_json(label, doc_id, page, offset)
+            put(f"{base}/boxes/{doc_id}/{page}" + (f"/{offset}.json" if offset else ".json"), to_json(boxes))
+            offset = boxes["next"]
 
 
 def _slices(view: View, put: Callable[[str, bytes], None]) -> None:

@@ -54,3 +54,30 @@ def test_wide_shows_every_column_and_a_file_gets_them_all(make_run, tmp_path, ca
     assert "inv. field" in out and "not shown" not in out
     text = _render(leaderboard(load_runs(urls)), None)
     assert all(word in text for word in ("misread", "inv. field", "latency", "cost/doc"))
+
+
+def test_a_pipe_gets_the_width_columns_names(make_run, capsys, monkeypatch) -> None:
+    urls = [make_run("perfect"), make_run("sloppy")]
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["report", *urls]) == 0
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 80 and "not shown at 80 columns" in out
+    monkeypatch.delenv("COLUMNS")
+    assert main(["report", *urls]) == 0  # no COLUMNS: a pipe gets every column
+    assert "not shown" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_fields_per_run_keep_header_words_and_figures_whole(make_run, capsys, monkeypatch, width: int) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["report", make_run("sloppy"), "--by", "field"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= width and "…" not in out
+    header = " ".join(line for line in lines if line.startswith("┃"))
+    for word in ("field", "matched", "misread", "unfound", "accuracy"):
+        assert f" {word} " in header  # a header word is never cut across lines
+    assert "not shown at" in out and "--wide or --format md shows" in " ".join(out.split())
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["report", make_run("sloppy"), "--by", "field", "--wide"]) == 0
+    assert "documents" in capsys.readouterr().out

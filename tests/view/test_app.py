@@ -109,8 +109,11 @@ def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Serv
 
 
 def test_the_hostile_prediction_comes_back_as_it_was_given(served: Served, sample_runs: Runs) -> None:
-    answer = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}").json()
-    (customer,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
+    label = quote(labels(served)[0])
+    answer = get(served, f"api/documents/{HOSTILE_DOC}?run={label}").json()
+    (listed,) = [v for v in answer["verdicts"] if v["address"] == "customer"]
+    assert listed["pred"] == HOSTILE[:1000] and listed["cut"]["pred"] == len(HOSTILE)  # too long to list whole
+    customer = get(served, f"api/verdicts/{HOSTILE_DOC}?run={label}&n={listed['n']}").json()
     assert customer["pred"] == HOSTILE and customer["result"] == "misread"
     assert customer["located"]["pred"] == {"status": "not_printed", "others": 0}  # too long for any page
 
@@ -254,6 +257,17 @@ def test_the_export_served_by_a_static_server_answers_the_same(
             for doc_id in (BRACKETS_DOC, HOSTILE_DOC):
                 served_doc = get(served, f"api/documents/{quote(doc_id)}?run={label}").json()
                 assert get(site, f"api/runs/{number}/documents/{quote(doc_id)}.json").json() == served_doc
+            long_doc = quote("long__dd1155_schedule_continuation_0011")  # 548 verdicts: two slices
+            first = get(served, f"api/documents/{long_doc}?run={label}").json()
+            assert first["next"] and get(site, f"api/runs/{number}/documents/{long_doc}.json").json() == first
+            second = get(served, f"api/documents/{long_doc}?run={label}&offset={first['next']}").json()
+            assert get(site, f"api/runs/{number}/documents/{long_doc}/{first['next']}.json").json() == second
+            boxes = get(served, f"api/boxes/{long_doc}?run={label}&page=1").json()
+            assert boxes["boxes"] and get(site, f"api/runs/{number}/boxes/{long_doc}/1.json").json() == boxes
+        hostile = get(served, f"api/documents/{HOSTILE_DOC}?run={quote(runs[0]['label'])}&field=customer").json()
+        (n,) = [verdict["n"] for verdict in hostile["verdicts"]]  # listed cut: its whole verdict is a file
+        whole = get(served, f"api/verdicts/{HOSTILE_DOC}?run={quote(runs[0]['label'])}&n={n}").json()
+        assert whole["pred"] == HOSTILE and get(site, f"api/runs/0/verdicts/{HOSTILE_DOC}/{n}.json").json() == whole
         suite = served.view.board["suites"].index("invoices")
         invoices = get(served, f"api/fields?run={quote(runs[0]['label'])}&suite=invoices").json()
         assert get(site, f"api/runs/0/fields/{suite}.json").json() == invoices

@@ -4,6 +4,7 @@ values stay text, and the exported folder opens the same. One browser for the mo
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -11,11 +12,14 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import pytest
+from bigdoc import BIG_DOC
 from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, LONG_NAME, Runs, Served, build_brought, build_failing, serve
 
 from oeb.view.api import open_view
 from oeb.view.export import export
+from oeb.view.paging import Query
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -139,7 +143,9 @@ def test_two_systems_side_by_side(page, served: Served) -> None:
 def test_a_hostile_prediction_is_shown_as_text(page, served: Served) -> None:
     page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(labels(served)[0])}")
     customer = page.locator('tr.verdict[data-address="customer"]')
+    assert "characters; select the row for all" in customer.inner_text()  # listed cut short
     customer.click()
+    page.locator("#where", has_text="prediction:").wait_for()  # the whole verdict asked for, then shown
     cell = customer.locator(".value.pred")
     assert cell.evaluate("node => node.textContent") == HOSTILE
     assert page.locator("#verdicts img, #verdicts script").count() == 0
@@ -184,6 +190,29 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
         outlined_inside_its_page(page, ".box.gold")
         page.locator("a", has_text="schema").click()
         page.locator("#schema-tree").wait_for()
+        label = labels(served)[1]  # 552 verdicts: two slices, filtered here over both
+        long_doc = "long__dd1155_schedule_continuation_0011"
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}")
+        page.locator("#more").wait_for()
+        page.locator("#more").click()
+        page.wait_for_function("document.querySelector('#more').hidden")
+        misread = served.view.document_json(label, long_doc, Query(kind="misread"))
+        assert page.locator("tr.verdict").count() == misread["total"] > 500
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&kind=misread&sort=address")
+        page.locator("tr.verdict").first.wait_for()
+        shown = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.address)")
+        assert shown == sorted(verdict["address"] for verdict in misread["verdicts"])
+        assert (
+            f"of {misread['matching']} verdicts shown ({misread['total']} in all)"
+            in page.locator("#count").inner_text()
+        )
+        other = labels(served)[0]  # side by side, merged from both runs' files
+        page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&vs={quote(other)}&kind=errors")
+        page.locator("tr.verdict").first.wait_for()
+        both = served.view.document_json(label, long_doc, Query(kind="errors"), vs=other)
+        count = page.locator("#count").inner_text()
+        assert f"of {both['matching']} rows shown ({both['total']} in all)" in count
+        assert page.locator("tr.verdict").first.locator("td").count() == 5
     finally:
         static.shutdown()
         static.server_close()
@@ -239,7 +268,9 @@ def test_zoom_and_the_all_errors_toggle(page, served: Served) -> None:
     assert single and abs(single["width"] - 595 * 96 / 72) < 2
     assert page.locator(".box.all").count() == 0
     page.check("#all-errors")
-    errors = page.locator('tr.verdict[data-results]:not([data-results="matched"])').count()
+    page.locator('#pages[data-outlined="all"]').wait_for()  # every page's boxes answered
+    summary = page.locator("ul.summary").inner_text()  # the whole document's counts, loaded or not
+    errors = sum(int(n) for n, kind in re.findall(r"(\d+) (\w+)", summary.split("verdicts:")[1]) if kind != "matched")
     outlined = page.locator(".box.all").count()
     assert errors and 0 < outlined <= 2 * errors and "all=1" in page.url
     page.uncheck("#all-errors")
@@ -262,3 +293,47 @@ def test_a_60_character_label_keeps_the_side_by_side_table_in_place(
         assert table and pane and pages
         assert table["width"] <= pane["width"] + 1  # no sideways scroll: the label wraps
         assert pages["width"] >= 0.45 * 1400 - 40  # the PDF keeps its half
+
+
+def test_a_big_document_shows_a_slice_loads_more_and_outlines_every_error(page, big_served: Served) -> None:
+    """20,000 verdicts: the first slice is drawn, more come by the button, the summary counts the
+    whole document, a kind filter reaches verdicts never loaded, and the all-errors toggle outlines
+    errors whose rows are not loaded."""
+    run = big_served.view.labels[0]
+    first = httpx.get(big_served.url + f"api/documents/{quote(BIG_DOC)}?run={quote(run)}", timeout=60).json()
+    page.goto(big_served.url + f"documents/{quote(BIG_DOC)}?run={quote(run)}")
+    rows = page.locator("tr.verdict")
+    rows.first.wait_for()
+    assert rows.count() == len(first["verdicts"]) < first["total"]
+    assert f"of {first['total']} verdicts shown" in page.locator("#count").inner_text()
+    assert f"{first['total']} verdicts: " in page.locator("ul.summary").inner_text()  # the whole document's counts
+    more = page.locator("#more")
+    assert more.inner_text() == f"show more ({first['total'] - len(first['verdicts'])} left)"
+    more.click()
+    page.wait_for_function(f"document.querySelectorAll('tr.verdict').length > {len(first['verdicts'])}")
+    loaded = set(rows.evaluate_all("rows => rows.map(row => row.dataset.address)"))
+    last = next(v for v in reversed(first_errors(big_served, run)) if v["address"] not in loaded)
+    page.check("#all-errors")
+    page.locator('#pages[data-outlined="all"]').wait_for()
+    outline = page.locator(f'.box.all[title^="{last["address"]}: "]')
+    assert outline.count() >= 1  # outlined though its row is not loaded
+    holder = outline.first.evaluate("node => node.parentElement.dataset.page")
+    assert int(holder) == (last["located"]["gold"] or last["located"]["pred"])["page"] > 2
+    page.select_option("#kind", "misread")
+    page.wait_for_function(
+        f"document.querySelector('#count').textContent.includes(' of {first['counts']['misread']} verdicts')"
+    )
+    results = rows.evaluate_all("rows => rows.map(row => row.dataset.results)")
+    assert len(results) == first["counts"]["misread"] and set(results) == {"misread"}
+    assert page.locator(f'tr.verdict[data-address="{last["address"]}"]').count() == (last["result"] == "misread")
+
+
+def first_errors(served: Served, run: str) -> list[dict]:
+    """The run's errors of the big document, as the server lists them (few enough for one slice)."""
+    answer = httpx.get(served.url + f"api/documents/{quote(BIG_DOC)}?run={quote(run)}&kind=errors", timeout=60).json()
+    assert answer["next"] is None
+    return [
+        v
+        for v in answer["verdicts"]
+        if (v["located"]["gold"] or {}).get("page") or (v["located"]["pred"] or {}).get("page")
+    ]

@@ -75,10 +75,19 @@ const api = {
       : "api/fields" + query({ run, suite }),
   documents: (run) =>
     STATIC ? `api/runs/${runIndex(run)}/documents.json` : "api/documents" + query({ run }),
-  document: (run, doc) =>
+  document: (run, doc, values) =>
+    // values: the server's filters and slice; an export has only each slice in order, at its offset
     STATIC
-      ? `api/runs/${runIndex(run)}/documents/${encodeURIComponent(doc)}.json`
-      : `api/documents/${encodeURIComponent(doc)}` + query({ run }),
+      ? `api/runs/${runIndex(run)}/documents/${encodeURIComponent(doc)}` + (values && values.offset ? `/${values.offset}.json` : ".json")
+      : `api/documents/${encodeURIComponent(doc)}` + query({ run, ...(values || {}) }),
+  verdict: (run, doc, n) =>
+    STATIC
+      ? `api/runs/${runIndex(run)}/verdicts/${encodeURIComponent(doc)}/${n}.json`
+      : `api/verdicts/${encodeURIComponent(doc)}` + query({ run, n }),
+  boxes: (run, doc, page, offset) =>
+    STATIC
+      ? `api/runs/${runIndex(run)}/boxes/${encodeURIComponent(doc)}/${page}` + (offset ? `/${offset}.json` : ".json")
+      : `api/boxes/${encodeURIComponent(doc)}` + query({ run, page, offset: offset || null }),
   schema: (run, doc) =>
     STATIC
       ? `api/runs/${runIndex(run)}/schema/${encodeURIComponent(doc)}.json`

@@ -58,21 +58,6 @@ async function documentList() {
 
 // -- a document ----------------------------------------------------------------------------------
 
-function merged(answers) {
-  // one row per address: the gold, where it stands, and each system's prediction and verdict there
-  const rows = new Map();
-  answers.forEach((answer, side) => {
-    for (const verdict of answer.verdicts) {
-      if (!rows.has(verdict.address)) {
-        rows.set(verdict.address, { address: verdict.address, path: verdict.path, gold: verdict.gold,
-          goldKey: verdict.gold_key, goldAt: verdict.located && verdict.located.gold, sides: [] });
-      }
-      rows.get(verdict.address).sides[side] = verdict;
-    }
-  });
-  return [...rows.values()];
-}
-
 function box(page, bbox, kind, label) {
   // an outline drawn just outside the value's box, so the text it marks stays readable
   const holder = document.querySelector(`.page[data-page="${page}"]`);
@@ -117,6 +102,19 @@ function recordView(answer, label) {
   return parts;
 }
 
+const ORDERS = [["order", "as graded"], ["errors", "errors first"], ["address", "by address"]];
+
+function valueCell(verdict, side, value) {
+  // a value as listed: whole, or its first characters when too long to list (selecting loads it all)
+  const cut = verdict && verdict.cut && verdict.cut[side];
+  return el("div", { class: `value ${side}` }, shown(value), cut ? el("span", { class: "cut" }, ` … (${cut} characters; select the row for all)`) : null);
+}
+
+function countsText(counts) {
+  const total = Object.values(counts || {}).reduce((a, b) => a + b, 0);
+  return `${total} verdicts: ` + KINDS.filter((kind) => counts[kind]).map((kind) => `${counts[kind]} ${kind}`).join(", ");
+}
+
 async function documentView() {
   const doc = CONF.doc;
   const run = params.get("run") || RUNS[0].label;
@@ -124,13 +122,12 @@ async function documentView() {
   const labels = vs ? [run, vs] : [run];
   labels.forEach(runIndex);
   document.title = `oeb view: ${doc}`;
-  const answers = await Promise.all(labels.map((label) => getJSON(api.document(label, doc))));
-  const first = answers[0];
-  const rows = merged(answers);
-  const kinds = [...new Set(answers.flatMap((a) => a.verdicts.map((v) => v.result)))];
-  const paths = [...new Set(rows.map((row) => row.path))].sort();
-  const state = { kind: params.get("kind") || "", field: params.get("field") || "", zoom: params.get("zoom") || "fit",
-    all: params.get("all") === "1" };
+  const state = { kind: params.get("kind") || "", field: params.get("field") || "", q: params.get("q") || "",
+    sort: params.get("sort") || "order", zoom: params.get("zoom") || "fit", all: params.get("all") === "1" };
+  const filters = () => ({ kind: state.kind, field: state.field, q: state.q, sort: state.sort === "order" ? "" : state.sort });
+  let source = rowSource(doc, labels, filters());
+  const opened = await source(0);
+  const heads = opened.heads, first = heads[0];
   const pages = el("div", { class: "pages", id: "pages" });
   for (let page = 1; page <= first.pages; page++) {
     const note = (first.page_notes || []).find((n) => n.page === page) || {};
@@ -152,19 +149,30 @@ async function documentView() {
     for (const holder of pages.querySelectorAll(".page")) {
       holder.style.width = level === "fit" ? "" : `${Number(holder.dataset.width) * POINT * Number(level)}px`;
     }
-    filter();
+    remember();
   }
-  function outlineErrors() {
+  let outlining = 0;
+  async function outlineErrors() {
+    // every error of every page, loaded or not: each page's boxes asked of the server, a bounded answer at a time
+    const mine = ++outlining;
     document.querySelectorAll(".box.all").forEach((node) => node.remove());
+    delete pages.dataset.outlined;
     if (!state.all) return;
-    for (const row of rows) {
-      row.sides.forEach((verdict, side) => {
-        if (!verdict || verdict.result === "matched") return;
-        const at = verdict.located || {};
-        if (side === 0 && at.gold && at.gold.page) box(at.gold.page, at.gold.bbox, "gold all", `${row.address}: gold ${shown(row.gold)} (${verdict.result})`);
-        if (at.pred && at.pred.page) box(at.pred.page, at.pred.bbox, `pred all${side ? " vs" : ""}`, `${row.address}: ${shown(verdict.pred)} (${verdict.result})`);
-      });
+    for (let page = 1; page <= first.pages; page++) {
+      for (const [side, label] of labels.entries()) {
+        const done = await everyBox(label, doc, page, (answer) => {
+          if (mine !== outlining) return false;
+          for (const [, which, result, address, x0, y0, x1, y1] of answer.boxes) {
+            if (side && which === "gold") continue; // the gold is outlined once, from the first run
+            const who = which === "gold" ? "gold" : labels.length > 1 ? `prediction ${sideNames[side]}` : "prediction";
+            box(page, [x0, y0, x1, y1], `${which} all${side ? " vs" : ""}`, `${address}: ${who} (${result})`);
+          }
+          return true;
+        });
+        if (!done) return;
+      }
     }
+    pages.dataset.outlined = "all";
   }
   function where(row) {
     document.querySelectorAll(".box:not(.all)").forEach((node) => node.remove());
@@ -202,52 +210,99 @@ async function documentView() {
       el("h3", {}, `schema: ${row.path}`), schemaNode((first.fields || {})[row.path]),
       el("p", {}, el("a", { href: link("schema", { doc, run }) + `#node-${encodeURIComponent(row.path)}` }, "open this field's node")));
   }
+  async function whole(row, tr) {
+    // a row listed with a value cut short: each such side's verdict asked for whole, the row redrawn
+    const cut = row.sides.map((verdict, side) => (verdict && verdict.cut && !verdict.whole ? side : -1)).filter((side) => side >= 0);
+    const loaded = await Promise.all(cut.map((side) => getJSON(api.verdict(labels[side], doc, row.sides[side].n))));
+    cut.forEach((side, i) => { row.sides[side] = { ...loaded[i], whole: true }; });
+    Object.assign(row, rowOf(row), { sides: row.sides });
+    tr.replaceChildren(...cells(row).flat(Infinity).filter(Boolean));
+  }
   function select(tr, row) {
     document.querySelectorAll("tr.verdict.selected").forEach((node) => { node.classList.remove("selected"); node.removeAttribute("aria-selected"); });
     tr.classList.add("selected");
     tr.setAttribute("aria-selected", "true");
-    where(row);
+    if (row.sides.some((verdict) => verdict && verdict.cut && !verdict.whole)) {
+      row.loading = row.loading || whole(row, tr);
+      row.loading.then(() => { if (tr.classList.contains("selected")) where(row); }).catch(fail);
+    } else where(row);
   }
-  const trs = rows.map((row) => {
-    const results = row.sides.map((v) => (v ? v.result : ""));
-    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
-      "data-results": results.join(" "),
-      onclick: () => select(tr, row), onfocus: () => select(tr, row),
-      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } },
-      el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
-      el("td", {}, el("div", { class: "value gold" }, shown(row.gold)), keyLine(row.goldKey)),
+  function cells(row) {
+    return [el("th", { scope: "row" }, el("div", { class: "value" }, row.address)),
+      el("td", {}, valueCell(row.sides.find(Boolean), "gold", row.gold), keyLine(row.goldKey)),
       labels.map((_, side) => {
         const verdict = row.sides[side];
-        return [el("td", {}, el("div", { class: "value pred" }, verdict ? shown(verdict.pred) : ""), verdict ? keyLine(verdict.pred_key) : null),
+        return [el("td", {}, verdict ? valueCell(verdict, "pred", verdict.pred) : el("div", { class: "value pred" }), verdict ? keyLine(verdict.pred_key) : null),
           el("td", {}, verdict ? el("span", { class: `kind ${verdict.result}` }, verdict.result) : "–",
             verdict && verdict.adjudication ? el("span", { class: "adjudicated", title: "changed by this accepted adjudication" }, " ", verdict.adjudication) : null)];
-      }));
+      })];
+  }
+  function line(row) {
+    const tr = el("tr", { tabindex: 0, class: "verdict", "data-address": row.address, "data-path": row.path,
+      "data-results": row.sides.map((v) => (v ? v.result : "")).join(" "),
+      onclick: () => select(tr, row), onfocus: () => select(tr, row),
+      onkeydown: (event) => { if (!moveFocus(event, "tr.verdict") && event.key === "Enter") select(tr, row); } }, cells(row));
+    tr.row = row;
     return tr;
-  });
-  const body = el("tbody", {}, trs);
+  }
+  const body = el("tbody", {});
   const count = el("span", { id: "count", class: "note" });
-  function filter() {
-    let kept = 0;
-    for (const tr of trs) {
-      const results = tr.dataset.results.split(" ");
-      const keep = (!state.kind || (state.kind === "errors" ? results.some((r) => r && r !== "matched") : results.includes(state.kind))) &&
-        (!state.field || tr.dataset.path === state.field);
-      tr.hidden = !keep;
-      kept += keep;
-    }
-    count.textContent = `${kept} of ${trs.length} verdicts`;
-    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field,
-      zoom: state.zoom === "fit" ? null : state.zoom, all: state.all ? "1" : null }));
+  const more = el("button", { type: "button", id: "more", class: "more", hidden: true, onclick: () => loadMore() });
+  const listing = { shown: 0, next: null, matching: 0, total: 0, generation: 0, loading: null };
+  function append(slice) {
+    body.append(...slice.rows.map(line));
+    Object.assign(listing, { shown: listing.shown + slice.rows.length, next: slice.next, matching: slice.matching, total: slice.total });
+    const unit = labels.length > 1 ? "rows" : "verdicts"; // side by side: one row per address, each run's verdict there
+    count.textContent = `${listing.shown} of ${listing.matching} ${unit} shown` + (listing.matching !== listing.total ? ` (${listing.total} in all)` : "");
+    more.hidden = listing.next === null || listing.next === undefined;
+    more.textContent = `show more (${listing.matching - listing.shown} left)`;
+    requestAnimationFrame(() => { if (!more.hidden && inView(more)) loadMore(); }); // the end still in sight: keep filling
+  }
+  function inView(node) {
+    const pane = node.closest(".verdicts"), rect = node.getBoundingClientRect();
+    const frame = pane ? pane.getBoundingClientRect() : { top: 0, bottom: innerHeight };
+    return rect.bottom >= frame.top && rect.top <= Math.min(frame.bottom, innerHeight) && rect.height > 0;
+  }
+  function loadMore() {
+    if (listing.next === null || listing.next === undefined || listing.loading) return listing.loading;
+    const mine = listing.generation;
+    listing.loading = source(listing.next).then((slice) => { if (mine === listing.generation) append(slice); })
+      .catch(fail).finally(() => { listing.loading = null; });
+    return listing.loading;
+  }
+  let typing = null;
+  function refilter(now) {
+    // the loaded rows the filters drop are hidden at once; the server's answer then lists every row they keep
+    for (const tr of body.rows) tr.hidden = !keeps(tr.row, filters());
+    remember();
+    clearTimeout(typing);
+    typing = setTimeout(async () => {
+      const mine = ++listing.generation;
+      source = rowSource(doc, labels, filters());
+      const slice = await source(0);
+      if (mine !== listing.generation) return;
+      body.replaceChildren();
+      Object.assign(listing, { shown: 0, loading: null });
+      append(slice);
+    }, now ? 0 : 250);
+  }
+  function remember() {
+    history.replaceState(null, "", link("documents", { doc, run, vs, kind: state.kind, field: state.field, q: state.q,
+      sort: state.sort === "order" ? null : state.sort, zoom: state.zoom === "fit" ? null : state.zoom, all: state.all ? "1" : null }));
   }
   const head = el("tr", {}, el("th", { scope: "col" }, "address"), el("th", { scope: "col" }, "gold"),
     labels.map((label, side) => [el("th", { scope: "col", title: runOf(label).setting },
       labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"), el("th", { scope: "col" }, "verdict")]));
   const others = RUNS.map((r) => r.label).filter((label) => label !== run);
-  const summary = answers.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
-    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}%` : `${answer.status} (${answer.error ? answer.error.message || JSON.stringify(answer.error) : "no answer"})`)));
-  const failures = answers.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
+  const summary = heads.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
+    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
+      `${answer.status} (${answer.error ? answer.error.message || JSON.stringify(answer.error) : "no answer"})`)));
+  const failures = heads.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
+  const kinds = KINDS.filter((kind) => heads.some((answer) => answer.counts && answer.counts[kind]));
   const allToggle = el("input", { id: "all-errors", type: "checkbox", checked: state.all,
-    onchange: (event) => { state.all = event.target.checked; outlineErrors(); filter(); } });
+    onchange: (event) => { state.all = event.target.checked; outlineErrors().catch(fail); remember(); } });
+  const search = el("input", { id: "q", type: "search", value: state.q, placeholder: "address or value contains",
+    oninput: (event) => { state.q = event.target.value; refilter(false); } });
   show(el("h1", {}, doc),
     el("p", { class: "note" }, `suite ${first.suite} · ${first.pages} page(s) · `,
       el("a", { href: link("schema", { doc, run }) }, "schema with its verdict counts"), " · ",
@@ -256,16 +311,21 @@ async function documentView() {
     failures.length ? el("section", { id: "record", class: "record" }, failures) : null,
     el("div", { class: "controls" },
       runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
-        (chosen) => { state.kind = chosen; filter(); }),
-      runSelect("field", state.field, [["", "every field"], ...paths.map((p) => [p, p])], (chosen) => { state.field = chosen; filter(); }),
+        (chosen) => { state.kind = chosen; refilter(true); }),
+      runSelect("field", state.field, [["", "every field"], ...(first.paths || []).map((p) => [p, p])], (chosen) => { state.field = chosen; refilter(true); }),
+      el("label", { for: "q" }, "find ", search),
+      runSelect("sort", state.sort, ORDERS, (chosen) => { state.sort = chosen; refilter(true); }),
       runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
-        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field })),
+        (chosen) => navigate("documents", { doc, run, vs: chosen, kind: state.kind, field: state.field, q: state.q,
+          sort: state.sort === "order" ? null : state.sort })),
       runSelect("zoom", state.zoom, ZOOMS, zoom),
       el("label", { for: "all-errors" }, allToggle, " outline every error"),
       count),
     el("div", { class: "document" }, pages,
       el("div", { class: "verdicts" }, status, why,
-        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body))));
+        el("table", { id: "verdicts", class: labels.length > 1 ? "side-by-side" : "" }, el("thead", {}, head), body), more)));
+  append(opened);
+  new IntersectionObserver((entries) => { if (entries.some((entry) => entry.isIntersecting)) loadMore(); }).observe(more);
   zoom(state.zoom);
-  outlineErrors();
+  outlineErrors().catch(fail);
 }
