@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from dataset_files import Document, pdf_bytes, write_dataset
+from make_slices_sample import SCHEMA, VENDORS  # the bench's invoices: number, vendor, total, lines
 from run.conftest import mock_config
 
 from oeb.cli import main
@@ -29,21 +30,6 @@ pytestmark = pytest.mark.slow
 DOCUMENTS = 620
 WRONG = 0.1
 DAMAGE = {"system.mock.misread": 0.1, "system.mock.unfound": 0.05}
-VENDORS = ("Müller & Söhne", "Acme Tools", "Société Générale", "Nordic Supply", "Brightline Ltd")
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "number": {"type": "string"},
-        "vendor": {"type": "string"},
-        "total": {"type": "number"},
-        "lines": {
-            "type": "array",
-            "items": {"type": "object", "properties": {"sku": {"type": "string"}, "amount": {"type": "number"}}},
-        },
-    },
-}
-
-
 SLIP = 35
 """Lines below the invoice its remittance slip starts: 420 points, about half a page."""
 
@@ -127,7 +113,7 @@ def test_calibrated_confidences_are_told_from_overconfident_ones(
     # Confidences calibrated by construction still show an ECE from sampling alone: a bin of n
     # values whose share right is p strays from p by sqrt(p(1-p)/n) on average, so over 10 bins the
     # ECE's expectation is at most sum_b (n_b/N) sqrt(p_b(1-p_b)/n_b) <= 0.5 sqrt(10/N) (Cauchy-Schwarz;
-    # 0.024 for N of about 4,400). Overconfident moves each confidence 4/5 of the way to 1: about
+    # 0.022 for the N of about 5,300 here). Overconfident moves each confidence 4/5 of the way to 1: about
     # 0.8 times the share wrong (some 0.11) above the share right, 0.09, well past the bound.
     bound = 0.5 * math.sqrt(10 / values)
     assert calibrated["ece"] < bound, (calibrated["ece"], bound)
