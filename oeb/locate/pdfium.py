@@ -55,9 +55,11 @@ def render_png(page: Any, scale: float) -> bytes:
 _ADDRESS = ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
 if not _ADDRESS:  # pragma: no cover - pypdfium2's own binding would have failed first
     raise ImportError("PDFium's FPDFText_GetLooseCharBox is missing")
-_LOOSE_CHAR_BOX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(_ADDRESS)
-"""FPDFText_GetLooseCharBox taking plain addresses: called for every character of a page from C
-(`map`), each box written straight into one array, it costs a third of pypdfium2's `get_charbox`."""
+_LOOSE_CHAR_BOX = ctypes.CFUNCTYPE(ctypes.c_int)(_ADDRESS)
+"""FPDFText_GetLooseCharBox(text page, index, FS_RECTF*) with no argument types to convert (its
+arguments are given as C types: a c_void_p, an int, a byref): called for every character of a page
+from C (`map`), each box written straight into one array, it costs a fifth of pypdfium2's
+`get_charbox`."""
 
 
 def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[np.float64]:
@@ -67,13 +69,12 @@ def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[
     cannot give a box."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
     wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
-    rects = np.zeros((len(wanted), 4), dtype=np.float32)  # FS_RECTF: left, top, right, bottom
-    base = rects.ctypes.data
-    handle = ctypes.cast(text_page.raw, ctypes.c_void_p).value
-    done = map(_LOOSE_CHAR_BOX, itertools.repeat(handle), wanted.tolist(), range(base, base + 16 * len(wanted), 16))
-    if not all(list(done)):
+    rects = (ctypes.c_float * (4 * len(wanted)))()  # FS_RECTF: left, top, right, bottom
+    handle = ctypes.c_void_p(ctypes.cast(text_page.raw, ctypes.c_void_p).value)
+    pointers = map(ctypes.byref, itertools.repeat(rects), range(0, 16 * len(wanted), 16))
+    if not all(list(map(_LOOSE_CHAR_BOX, itertools.repeat(handle), wanted.tolist(), pointers))):
         raise pypdfium2.PdfiumError("Failed to get charbox.")
     boxes = np.zeros((len(text), 4), dtype=np.float64)
-    wide = rects.astype(np.float64)
+    wide = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4).astype(np.float64)
     boxes[wanted] = np.column_stack((wide[:, 0], height - wide[:, 1], wide[:, 2], height - wide[:, 3]))
     return boxes
