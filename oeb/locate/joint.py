@@ -10,6 +10,7 @@ words) is printed just before it or just above it.
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from collections.abc import Mapping, Sequence
@@ -277,7 +278,7 @@ class _Placer:
                 for word_id in index.lines[place.line - 1]
                 if index.words[word_id].bbox[2] >= x0 and index.words[word_id].bbox[0] <= x1
             ]
-        return max(_matches(label, before), _matches(label, above))
+        return max(_matches(label, tuple(before)), _matches(label, tuple(above)))
 
     # -- results --------------------------------------------------------------------------------
 
@@ -294,7 +295,9 @@ class _Placer:
         self.out[number] = Located("no_text_layer" if self.index.scanned else "not_printed")
 
 
-def _matches(label: Label, near: list[str]) -> float:
+@functools.lru_cache(maxsize=1 << 14)
+def _matches(label: Label, near: tuple[str, ...]) -> float:
+    """The label's score against the words near a place (kept: a form repeats its lines)."""
     score = sum(1.0 for word in label.name if any(_same_word(word, key) for key in near))
     return score + sum(0.5 for word in label.description if any(_same_word(word, key) for key in near))
 

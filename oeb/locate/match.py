@@ -112,6 +112,8 @@ class Index:
         self.by_text: dict[str, list[int]] = {}
         self.by_part: dict[str, list[tuple[int, tuple[int, int]]]] = {}
         self.by_number: dict[str, list[tuple[int, tuple[int, int] | None]]] = {}
+        self._found: dict[Needle, list[Place]] = {}
+        by_text, by_number = self.by_text, self.by_number
         for page in pages:
             self.sources[page.number] = page.source
             base = len(self.words)
@@ -120,21 +122,21 @@ class Index:
                 self.lines.append(ids)
                 self.line_page.append(page.number)
                 self.word_line += [len(self.lines) - 1] * len(ids)
-            for word in page.words:
-                word_id = len(self.words)
-                self.words.append(word)
-                self.word_page.append(page.number)
-                self._add(word_id, word)
+            self.words += page.words
+            self.word_page += [page.number] * len(page.words)
+            for word_id, word in enumerate(page.words, base):
+                if word.key:
+                    by_text.setdefault(word.key, []).append(word_id)
+                if word.number is not None:
+                    by_number.setdefault(word.number, []).append((word_id, None))
+                if word.parts():
+                    self._add_parts(word_id, word)
         # word_line was filled line by line and words appended in the same order: a page's words
         # are in reading order and its lines cover them in turn.
         self.position = {word_id: at for line in self.lines for at, word_id in enumerate(line)}
         self.line_lefts = [[self.words[word_id].bbox[0] for word_id in line] for line in self.lines]
 
-    def _add(self, word_id: int, word: Word) -> None:
-        if word.key:
-            self.by_text.setdefault(word.key, []).append(word_id)
-        if word.number is not None:
-            self.by_number.setdefault(word.number, []).append((word_id, None))
+    def _add_parts(self, word_id: int, word: Word) -> None:
         for start, end in word.parts():
             piece = word.text[start:end]
             if squash(piece):
@@ -152,7 +154,14 @@ class Index:
         return self.sources[place.page]
 
     def places(self, wanted: Needle) -> list[Place]:
-        """Every place the needle is printed, in reading order."""
+        """Every place the needle is printed, in reading order (looked up once per needle: the
+        placing and the grounding evidence both ask)."""
+        known = self._found.get(wanted)
+        if known is None:
+            known = self._found[wanted] = self._look_up(wanted)
+        return list(known)
+
+    def _look_up(self, wanted: Needle) -> list[Place]:
         found: dict[tuple[int, int, tuple[int, int] | None], Place] = {}
         if wanted.number is not None:
             for word_id, part in self.by_number.get(wanted.number, ()):
@@ -211,6 +220,8 @@ class Index:
         first = run[0]
         if part is not None:
             box = span_box(self.words[first].chars[part[0] : part[1]])
+        elif len(run) == 1:
+            box = self.words[first].bbox  # what span_box of the one box gives
         else:
             box = span_box(self.words[word_id].bbox for word_id in run)
         return Place(self.word_page[first], self.word_line[first], first, run[-1], part, box)

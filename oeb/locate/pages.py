@@ -10,8 +10,8 @@ import threading
 from typing import Any
 
 from oeb.locate import ocr
-from oeb.locate.pdfium import MAX_PIXELS, PDFIUM, opened, render_png
-from oeb.locate.words import Box, Page, lines_of, words_of
+from oeb.locate.pdfium import MAX_PIXELS, PDFIUM, char_boxes, opened, render_png
+from oeb.locate.words import Page, lines_of, page_words
 
 OCR_PAGES = 20
 """Scanned pages of one document read by OCR at most (a few seconds each): a 300-page scan is not
@@ -70,16 +70,8 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        boxes: list[Box] = []
-        for index in range(len(text)):
-            if index < count and not text[index].isspace():
-                left, bottom, right, top = text_page.get_charbox(index, loose=True)
-                boxes.append((left, height - top, right, height - bottom))
-            else:
-                boxes.append((0.0, 0.0, 0.0, 0.0))
-        words = words_of(text, boxes)
-        if words:
-            ordered, lines = lines_of(words)
+        ordered, lines = page_words(text, char_boxes(text_page, text, count, height))
+        if ordered:
             return Page(number, width, height, "text", ordered, lines)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
             self._notes[number] = (

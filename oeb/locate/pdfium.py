@@ -5,15 +5,21 @@ PDFium is not thread-safe, and `oeb view` answers in threads: every call into it
 
 from __future__ import annotations
 
+import ctypes
 import io
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import pypdfium2  # type: ignore[import-untyped]
+import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+from numpy.typing import NDArray
 
 from oeb.errors import StorageFormatError
+from oeb.locate.words import WHITESPACE
 
 MAX_PIXELS = 40_000_000
 """The largest bitmap PDFium is asked for (a page at a scale): an A0 sheet at 1.5 pixels a point is
@@ -44,3 +50,31 @@ def render_png(page: Any, scale: float) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()
+
+
+_ADDRESS = ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
+if not _ADDRESS:  # pragma: no cover - pypdfium2's own binding would have failed first
+    raise ImportError("PDFium's FPDFText_GetLooseCharBox is missing")
+_LOOSE_CHAR_BOX = ctypes.CFUNCTYPE(ctypes.c_int)(_ADDRESS)
+"""FPDFText_GetLooseCharBox(text page, index, FS_RECTF*) with no argument types to convert (its
+arguments are given as C types: a c_void_p, an int, a byref): called for every character of a page
+from C (`map`), each box written straight into one array, it costs a fifth of pypdfium2's
+`get_charbox`."""
+
+
+def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[np.float64]:
+    """The loose box of each character of a page's `text` (read from `text_page`, `count`
+    characters) as an (n, 4) array of x0, y0, x1, y1 in points from the page's top-left; zeros for
+    whitespace and for characters past `count`. The caller holds the lock; PdfiumError when PDFium
+    cannot give a box."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
+    wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
+    rects = (ctypes.c_float * (4 * len(wanted)))()  # FS_RECTF: left, top, right, bottom
+    handle = ctypes.c_void_p(ctypes.cast(text_page.raw, ctypes.c_void_p).value)
+    pointers = map(ctypes.byref, itertools.repeat(rects), range(0, 16 * len(wanted), 16))
+    if not all(list(map(_LOOSE_CHAR_BOX, itertools.repeat(handle), wanted.tolist(), pointers))):
+        raise pypdfium2.PdfiumError("Failed to get charbox.")
+    boxes = np.zeros((len(text), 4), dtype=np.float64)
+    wide = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4).astype(np.float64)
+    boxes[wanted] = np.column_stack((wide[:, 0], height - wide[:, 1], wide[:, 2], height - wide[:, 3]))
+    return boxes

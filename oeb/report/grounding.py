@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +20,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from oeb import storage
 from oeb.grounding.adjudicated import with_entries
 from oeb.grounding.cite import SCHEMA, address_of, leaves
+from oeb.grounding.located import Job, locate_all
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
-from oeb.locate import PdfPages, index_of, label_of, locate_values
-from oeb.locate.match import needle
+from oeb.locate import label_of
 from oeb.report.confidence import read_grounding
 from oeb.report.fields import fold
 from oeb.report.paired import RESAMPLES, document_draws
@@ -30,7 +30,7 @@ from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 
 if TYPE_CHECKING:
-    from oeb.dataset import Dataset
+    from oeb.dataset import Dataset, Row
     from oeb.gold.entries import Adjudications
 
 log = logging.getLogger("oeb.report")
@@ -41,29 +41,32 @@ FIGURES = ("precision", "recall", "f1")
 def document_evidence(dataset: Dataset, doc_id: str) -> dict[str, Evidence]:
     """Each gold value's printed places in one document, by address as the verdicts write it (none
     for a document that is not a readable PDF: every value of it is unverifiable)."""
-    row = next((r for r in dataset.rows if r.doc_id == doc_id), None)
-    if row is None or not row.doc_path.lower().endswith(".pdf"):
-        return {}
-    data = dataset.contents([row.doc_path]).get(row.doc_path)
-    if not isinstance(data, bytes):
-        return {}
-    try:
-        index = index_of(PdfPages(data, use_ocr=False))  # the text layer only: a scan is no evidence
-    except Exception:  # a damaged PDF locates nothing: its values are unverifiable
-        return {}
-    values = [(address_of(path), value) for path, value in leaves(dataset.gold(row))]
-    labels = {fold(address): label_of(address) for address, _ in values}
-    evidence = {}
-    for (address, value), place in zip(values, locate_values(index, values, labels), strict=True):
-        if place is None or place.page is None or place.bbox is None:
-            evidence[address] = Evidence()
-        elif place.status == "ambiguous":  # every candidate place counts
-            wanted = needle(value)
-            places = index.places(wanted) if wanted is not None else []
-            evidence[address] = Evidence(tuple((p.page, p.bbox) for p in places) or ((place.page, place.bbox),))
-        else:
-            evidence[address] = Evidence(((place.page, place.bbox),))
+    return documents_evidence(dataset, [doc_id]).get(doc_id, {})
+
+
+def documents_evidence(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str, Evidence]]:
+    """Each document's evidence, located afresh (`oeb.grounding.located`: a process per core when
+    there are many); a document that is no readable PDF has none."""
+    rows = {row.doc_id: row for row in dataset.rows}
+    wanted = [rows[doc_id] for doc_id in doc_ids if doc_id in rows and rows[doc_id].doc_path.lower().endswith(".pdf")]
+    evidence: dict[str, dict[str, Evidence]] = {doc_id: {} for doc_id in doc_ids}
+    evidence.update(locate_all(_jobs(dataset, wanted), len(wanted)))
     return evidence
+
+
+_READ_AHEAD = 64
+"""Documents read from the dataset at once for locating (their PDFs and golds)."""
+
+
+def _jobs(dataset: Dataset, rows: Sequence[Row]) -> Iterator[Job]:
+    for start in range(0, len(rows), _READ_AHEAD):
+        batch = rows[start : start + _READ_AHEAD]
+        contents = dataset.contents([row.doc_path for row in batch])
+        for row, gold in dataset.golds(batch):
+            data = contents.get(row.doc_path)
+            if isinstance(data, bytes):
+                values = [(address_of(path), value) for path, value in leaves(gold)]
+                yield row.doc_id, data, values, {fold(address): label_of(address) for address, _ in values}
 
 
 EVIDENCE_VERSION = "1"
@@ -87,34 +90,35 @@ def evidence_of(dataset: Dataset, doc_ids: Sequence[str]) -> dict[str, dict[str,
     path = evidence_cache(dataset)
     found: dict[str, dict[str, list[tuple[int, Box]]]] = {}
     try:
-        for row in pq.read_table(path, schema=_EVIDENCE_SCHEMA).to_pylist():
-            places = found.setdefault(row["doc_id"], {}).setdefault(row["address"], [])
-            if row["page"] is not None:
-                places.append((row["page"], (row["x0"], row["y0"], row["x1"], row["y1"])))
+        table = pq.read_table(path, schema=_EVIDENCE_SCHEMA)
+        for doc_id, address, page, *box in zip(*(column.to_pylist() for column in table.columns), strict=True):
+            places = found.setdefault(doc_id, {}).setdefault(address, [])
+            if page is not None:
+                places.append((page, tuple(box)))
     except (OSError, ValueError, TypeError, pa.ArrowException):
         found = {}
     evidence = {doc_id: {a: Evidence(tuple(p)) for a, p in by.items()} for doc_id, by in found.items()}
     missing = [doc_id for doc_id in doc_ids if doc_id not in evidence]
     if not missing:
         return evidence
-    for doc_id in missing:
-        evidence[doc_id] = document_evidence(dataset, doc_id)
-    rows = [
-        {"doc_id": doc_id, "address": address, "page": page, "x0": box[0], "y0": box[1], "x1": box[2], "y1": box[3]}
+    evidence.update(documents_evidence(dataset, missing))
+    rows: list[tuple[Any, ...]] = [
+        (doc_id, address, page, *box)
         for doc_id, by in evidence.items()
         for address, held in by.items()
         for page, box in held.places
     ]
     rows += [
-        {"doc_id": doc_id, "address": address, "page": None, "x0": None, "y0": None, "x1": None, "y1": None}
+        (doc_id, address, None, None, None, None, None)
         for doc_id, by in evidence.items()
         for address, held in by.items()
         if not held.places
     ]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_EVIDENCE_SCHEMA)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".evidence-{os.getpid()}.parquet")
-        pq.write_table(pa.Table.from_pylist(rows, _EVIDENCE_SCHEMA), partial)
+        pq.write_table(pa.Table.from_arrays([list(column) for column in columns], schema=_EVIDENCE_SCHEMA), partial)
         partial.replace(path)
     except OSError as error:  # a read-only home: the figures are still right, only not kept
         log.warning("oeb: the located evidence could not be cached at %s (%s)", path, error)
@@ -139,73 +143,90 @@ def cites_values(run: Run) -> bool:
     return _cited(run) is not None
 
 
-def _interval(numerators: Any, denominators: Any, counts: list[Any]) -> list[float | None]:
-    draws = np.concatenate([(block @ numerators) / np.maximum(block @ denominators, 1) for block in counts])
-    if not len(draws):
-        return [None, None]
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return [float(low), float(high)]
+class _Counted:
+    """A cited run's tallies per scored document, then its figures' bootstrap draws: each block of
+    draws (`add`) is shared by every run with as many documents, drawn once for all of them."""
+
+    def __init__(self, run: Run, documents: list[str], tallies: list[Tally]) -> None:
+        self.run, self.documents, self.tallies = run, documents, tallies
+        self.total = Tally()
+        for one in tallies:
+            self.total.categories.update(one.categories)
+            for name in ("unverifiable", "cited", "right_box", "right_page", "gold"):
+                setattr(self.total, name, getattr(self.total, name) + getattr(one, name))
+        self.vectors = {
+            name: np.asarray([getattr(t, name) for t in tallies], dtype=np.float64)
+            for name in ("cited", "gold", "right_box", "right_page")
+        }
+        self.draws: dict[tuple[str, str], list[Any]] = {(level, name): [] for level in LEVELS for name in FIGURES}
+
+    def add(self, block: Any) -> None:
+        """One block of draws (rows: how often each document was drawn, as float64): each figure
+        computed on each row."""
+        cited, gold = block @ self.vectors["cited"], block @ self.vectors["gold"]
+        for level in LEVELS:
+            right = block @ self.vectors[f"right_{level}"]
+            precision, recall = right / np.maximum(cited, 1), right / np.maximum(gold, 1)
+            self.draws[(level, "precision")].append(precision)
+            self.draws[(level, "recall")].append(recall)
+            both = precision + recall
+            f1_draw = np.where(both > 0, 2 * precision * recall / np.maximum(both, 1e-12), 0.0)
+            self.draws[(level, "f1")].append(f1_draw)
+
+    def _interval(self, level: str, name: str) -> list[float | None]:
+        kept = self.draws[(level, name)]
+        needed = {"precision": self.total.cited, "recall": self.total.gold, "f1": 1}[name]
+        if not kept or not needed:
+            return [None, None]
+        low, high = np.percentile(np.concatenate(kept), [2.5, 97.5])
+        return [float(low), float(high)]
+
+    def figures(self, threshold: float) -> dict[str, Any]:
+        total = self.total
+        levels: dict[str, Any] = {}
+        for level in LEVELS:
+            right = getattr(total, f"right_{level}")
+            precision, recall = ratio(right, total.cited), ratio(right, total.gold)
+            values = {"precision": precision, "recall": recall, "f1": f1(precision, recall)}
+            levels[level] = {name: {"value": values[name], "ci95": self._interval(level, name)} for name in FIGURES}
+        return {
+            "label": self.run.label,
+            "folder": self.run.url,
+            "cited": True,
+            "iou": threshold,
+            "documents": len(self.documents),
+            "verifiable": total.gold,
+            "unverifiable": total.unverifiable,
+            "cited_values": total.cited,
+            **levels,
+            "categories": {name: total.categories.get(name, 0) for name in CATEGORIES},
+        }
 
 
-def _f1_interval(tallies: Sequence[Tally], counts: list[Any], right: str) -> list[float | None]:
-    num = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
-    cited = np.asarray([t.cited for t in tallies], dtype=np.float64)
-    gold = np.asarray([t.gold for t in tallies], dtype=np.float64)
-    draws = []
-    for block in counts:
-        r, c, g = block @ num, block @ cited, block @ gold
-        p, q = r / np.maximum(c, 1), r / np.maximum(g, 1)
-        draws.append(np.where(p + q > 0, 2 * p * q / np.maximum(p + q, 1e-12), 0.0))
-    if not draws:
-        return [None, None]
-    low, high = np.percentile(np.concatenate(draws), [2.5, 97.5])
-    return [float(low), float(high)]
-
-
-def run_grounding(run: Run, evidence: dict[str, dict[str, Evidence]], threshold: float = IOU) -> dict[str, Any]:
-    """The run's figures as `--format json` gives them; `cited: false` when it cited nothing."""
-    head: dict[str, Any] = {"label": run.label, "folder": run.url}
-    cited = _cited(run)
-    if cited is None:
-        return head | {"cited": False}
+def _counted(
+    run: Run, cited: dict[tuple[str, str], Cited], evidence: dict[str, dict[str, Evidence]], threshold: float
+) -> _Counted:
+    """The run's tallies per scored document."""
     verdicts = storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "result"])
     documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
     rows: dict[str, list[tuple[str, Cited | None, Evidence | None]]] = {doc_id: [] for doc_id in documents}
     for doc_id, address, result in zip(*(verdicts[k].to_pylist() for k in ("id", "address", "result")), strict=True):
         if doc_id in rows:
             rows[doc_id].append((result, cited.get((doc_id, address)), evidence.get(doc_id, {}).get(address)))
-    tallies = [tally(rows[doc_id], threshold) for doc_id in documents]
-    total = Tally()
-    for one in tallies:
-        total.categories.update(one.categories)
-        for name in ("unverifiable", "cited", "right_box", "right_page", "gold"):
-            setattr(total, name, getattr(total, name) + getattr(one, name))
-    counts = list(document_draws(len(documents), RESAMPLES, (1 << 22) // max(1, len(documents))))
-    cited_n = np.asarray([t.cited for t in tallies], dtype=np.float64)
-    gold_n = np.asarray([t.gold for t in tallies], dtype=np.float64)
-    figures: dict[str, Any] = {}
-    for level in LEVELS:
-        right = f"right_{level}"
-        hits = np.asarray([getattr(t, right) for t in tallies], dtype=np.float64)
-        precision, recall = ratio(getattr(total, right), total.cited), ratio(getattr(total, right), total.gold)
-        figures[level] = {
-            "precision": {
-                "value": precision,
-                "ci95": _interval(hits, cited_n, counts) if total.cited else [None, None],
-            },
-            "recall": {"value": recall, "ci95": _interval(hits, gold_n, counts) if total.gold else [None, None]},
-            "f1": {"value": f1(precision, recall), "ci95": _f1_interval(tallies, counts, right)},
-        }
-    return head | {
-        "cited": True,
-        "iou": threshold,
-        "documents": len(documents),
-        "verifiable": total.gold,
-        "unverifiable": total.unverifiable,
-        "cited_values": total.cited,
-        **figures,
-        "categories": {name: total.categories.get(name, 0) for name in CATEGORIES},
-    }
+    return _Counted(run, documents, [tally(rows[doc_id], threshold) for doc_id in documents])
+
+
+def _bootstrap(counted: Sequence[_Counted]) -> None:
+    """Every run's draws: the documents drawn with replacement `RESAMPLES` times (seeded, so the
+    same for every run with as many documents: drawn once for all of them)."""
+    by_size: dict[int, list[_Counted]] = {}
+    for one in counted:
+        by_size.setdefault(len(one.documents), []).append(one)
+    for size, group in by_size.items():
+        for block in document_draws(size, RESAMPLES, (1 << 22) // max(1, size)):
+            cells = block.astype(np.float64)  # once, not at every product
+            for one in group:
+                one.add(cells)
 
 
 def grounding(
@@ -213,7 +234,20 @@ def grounding(
 ) -> dict[str, Any]:
     """Every run's figures, the evidence located once per document for all of them (an adjudication
     file's evidence boxes in place of the located places: `oeb.grounding.adjudicated`)."""
-    cited_runs = [run for run in runs if _cited(run) is not None]
-    wanted = sorted({doc_id for run in cited_runs for doc_id in run.doc_ids})
+    cites = [_cited(run) for run in runs]
+    wanted = sorted(
+        {doc_id for run, cited in zip(runs, cites, strict=True) if cited is not None for doc_id in run.doc_ids}
+    )
     evidence = with_entries(evidence_of(dataset, wanted), adjudications.entries if adjudications else ())
-    return {"iou": threshold, "runs": [run_grounding(run, evidence, threshold) for run in runs]}
+    counted = [
+        None if cited is None else _counted(run, cited, evidence, threshold)
+        for run, cited in zip(runs, cites, strict=True)
+    ]
+    _bootstrap([one for one in counted if one is not None])
+    return {
+        "iou": threshold,
+        "runs": [
+            {"label": run.label, "folder": run.url, "cited": False} if one is None else one.figures(threshold)
+            for run, one in zip(runs, counted, strict=True)
+        ],
+    }

@@ -4,8 +4,9 @@ A cited value's box is where oeb's locator (`oeb.locate`, text layer only) finds
 the value the mock read, misread or not; a value with no gold is looked for as returned; a value not
 found is left uncited. So a right citation is exactly the evidence `oeb report --grounding` checks
 against, and the measured box precision is 1 - `cite_wrong` within its interval.
-A share `cite_wrong` of the boxes is moved elsewhere on its page (half a page down, wrapping), so it
-overlaps its value by nothing. Confidences are drawn so that they are calibrated by construction:
+A share `cite_wrong` of the boxes is moved elsewhere on its page, where it overlaps none of the places
+printing the value (the evidence of a value printed several times is every one of them), so it is
+wrong whatever the value. Confidences are drawn so that they are calibrated by construction:
 with `e` the chance that a value the mock returns is wrong, a right value's confidence is drawn from
 Beta(a+1, b) and a wrong one's from Beta(a, b+1), a = K(1-e), b = Ke, which makes P(right | c) = c
 (Bayes with a Beta(a, b) prior). `overconfident` takes the same draw and moves it towards 1,
@@ -21,6 +22,7 @@ from typing import Any
 
 from oeb.grounding.cite import Cite, address_of, leaves
 from oeb.grounding.join import pattern
+from oeb.grounding.verdicts import Box, iou
 
 K = 4.0
 """The concentration of the confidences' Beta prior: lower spreads them, higher bunches them at `1 - e`."""
@@ -40,25 +42,47 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
-def _places(document: Path, values: list[tuple[str, Any]]) -> tuple[list[Any], list[float]]:
-    """Where oeb's locator finds each (address, value) in the PDF (None: not found), and the pages' heights."""
+def _places(document: Path, values: list[tuple[str, Any]]) -> tuple[list[Any], Any, list[tuple[float, float]]]:
+    """Where oeb's locator finds each (address, value) in the PDF (None: not found), the document's
+    index (every place a value is printed) and the pages' sizes."""
     from oeb.locate import PdfPages, index_of, label_of, locate_values
 
     pages = PdfPages(document.read_bytes(), use_ocr=False)
     index = index_of(pages)
-    heights = [page.height for page in pages.pages()]
+    sizes = [(page.width, page.height) for page in pages.pages()]
     labels = {pattern(address): label_of(address) for address, _ in values}
-    return locate_values(index, values, labels), heights
+    return locate_values(index, values, labels), index, sizes
 
 
-def _wrong(box: tuple[float, float, float, float], height: float) -> tuple[float, float, float, float]:
-    """The box moved half a page down (wrapping), where it overlaps its own place by nothing."""
+def _printed(index: Any, value: Any, page: int) -> list[Box]:
+    """Every box on the page where the value is printed: each is evidence for it when it is ambiguous."""
+    from oeb.locate.match import needle
+
+    wanted = needle(value)
+    return [place.bbox for place in index.places(wanted) if place.page == page] if wanted is not None else []
+
+
+def _wrong(box: Box, size: tuple[float, float], printed: list[Box]) -> Box:
+    """The box moved where the value is not printed: the same size, from half a page down (wrapping)
+    along its column, then column by column across the page, the first place overlapping none of
+    `printed` (else the one overlapping them least), so no evidence of the value judges it right."""
     x0, y0, x1, y1 = box
-    tall = y1 - y0
-    top = (y0 + height / 2) % max(height - tall, 1.0)
-    if abs(top - y0) < tall:
-        top = (y0 + tall * 2) % max(height - tall, 1.0)
-    return (x0, top, x1, top + tall)
+    width, height = size
+    tall, wide = max(y1 - y0, 1.0), max(x1 - x0, 1.0)
+    down, across = max(height - tall, 1.0), max(width - wide, 1.0)
+    start = (y0 + height / 2) % down
+    best: tuple[float, Box] | None = None
+    for column in range(int(width // wide) + 1):
+        left = (x0 + column * wide) % across
+        for row in range(int(height // tall) + 1):
+            top = (start + row * tall) % down
+            moved = (left, top, left + wide, top + tall)
+            worst = max((iou(moved, other) for other in [box, *printed]), default=0.0)
+            if worst == 0.0:
+                return moved
+            if best is None or worst < best[0]:
+                best = (worst, moved)
+    return best[1] if best is not None else box
 
 
 def annotate(
@@ -77,13 +101,15 @@ def annotate(
     a, b = K * (1 - e), K * e
     found = list(leaves(answer))
     located: list[Any] = [None] * len(found)
-    heights: list[float] = []
+    wanted: list[tuple[str, Any]] = [("", None)] * len(found)
+    index: Any = None
+    sizes: list[tuple[float, float]] = []
     if cite and document is not None and document.suffix.lower() == ".pdf":
         # a value is read where its gold is printed (a misread one too); a value with no gold is looked for as given
         wanted = [(address_of(path), value if _at(gold, path) is None else _at(gold, path)) for path, value in found]
-        located, heights = _places(document, wanted)
+        located, index, sizes = _places(document, wanted)
     notes: dict[str, dict[str, Any]] = {}
-    for (path, value), place in zip(found, located, strict=True):
+    for (path, value), place, (_, looked) in zip(found, located, wanted, strict=True):
         note: dict[str, Any] = {}
         right = _at(gold, path) == value
         draw = rng.betavariate(a + 1, b) if right else rng.betavariate(a, b + 1)
@@ -91,7 +117,7 @@ def annotate(
         if confidence:
             note["confidence"] = round(draw if confidence == "calibrated" else 1 - (1 - draw) / SHIFT, 6)
         if place is not None and place.page is not None and place.bbox is not None:
-            box = _wrong(place.bbox, heights[place.page - 1]) if move else place.bbox
+            box = _wrong(place.bbox, sizes[place.page - 1], _printed(index, looked, place.page)) if move else place.bbox
             note |= {"page": place.page, "bbox": [round(v, 2) for v in box]}
         if note:
             notes[address_of(path)] = note

@@ -4,6 +4,7 @@ direct count; and `oeb report --grounding` recovering the mock's known error pro
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -107,5 +108,23 @@ def test_the_located_evidence_is_cached_per_dataset_version(tmp_path: Path, monk
     def never(*_: object) -> None:
         raise AssertionError("located again")
 
-    monkeypatch.setattr(grounding, "document_evidence", never)
+    monkeypatch.setattr(grounding, "documents_evidence", never)
     assert grounding.evidence_of(dataset, ids) == located  # read back, nothing located again
+
+
+def test_documents_located_by_a_process_per_core_are_located_as_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oeb.dataset import SAMPLE_DATASET, open_dataset
+    from oeb.grounding import located
+    from oeb.report import grounding
+
+    dataset = open_dataset(SAMPLE_DATASET)
+    rows = [row for row in dataset.rows if row.doc_path.endswith(".pdf")][:4]
+    jobs = list(grounding._jobs(dataset, rows))
+    assert located.processes(len(jobs)) == 1  # a few documents: no process started
+    here = dict(located.locate_all(jobs, len(jobs)))
+    assert any(place.places for evidence in here.values() for place in evidence.values())
+    monkeypatch.setattr(located, "processes", lambda documents: 2)
+    pooled = list(located.locate_all(iter(jobs), len(jobs)))
+    assert [doc_id for doc_id, _ in pooled] == [row.doc_id for row in rows]
+    assert dict(pooled) == here
+    assert located.processes(20 * located.PER_PROCESS) >= min(2, os.cpu_count() or 1)
