@@ -94,6 +94,7 @@ def main() -> None:
     grade = [sys.executable, "-m", "oeb", "grade", str(folder / "runs")]
     timings: dict[bool, list[float]] = {False: [], True: []}
     phases: dict[bool, list[float]] = {False: [], True: []}  # the grading phase alone (OEB_TIMINGS)
+    work: dict[bool, list[float]] = {False: [], True: []}  # the documents' CPU seconds, all runs (OEB_TIMINGS)
     for _ in range(args.repeat):
         for with_file in (False, True):
             if with_file:
@@ -116,6 +117,9 @@ def main() -> None:
             phases[with_file] += [
                 float(line.split()[3]) for line in done.stderr.splitlines() if line.startswith("oeb timing: grading ")
             ]
+            work[with_file].append(
+                sum(float(line.split()[-2]) for line in done.stderr.splitlines() if "documents (their CPU)" in line)
+            )
     beside.unlink(missing_ok=True)
     start = time.perf_counter()
     gold = under_gold(load_runs([str(run) for run in runs]), str(made))
@@ -131,11 +135,17 @@ def main() -> None:
     print(f"10 runs x 620 documents; {args.entries} accepted entries changing {touched} run-documents")
     print(f"regrade without a file: {without:.2f} s (best of {args.repeat}: {shown(timings[False])})")
     print(f"regrade with the file:  {with_file:.2f} s (best of {args.repeat}: {shown(timings[True])})")
+    print(f"load average at the end: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print(f"with / without: {ratio:.3f}x (target at most {TARGET}x)")
     phase = min(phases[True]) / min(phases[False])
     print(
-        f"the grading phase alone (Ray's start left out): {min(phases[False]):.2f} s without, "
-        f"{min(phases[True]):.2f} s with: {phase:.3f}x"
+        f"the grading phase alone (Ray's start left out): {min(phases[False]):.2f} s without "
+        f"({shown(phases[False])}), {min(phases[True]):.2f} s with ({shown(phases[True])}): {phase:.3f}x"
+    )
+    print(
+        f"the documents' CPU (the scoring workers, load aside): {min(work[False]):.2f} s without "
+        f"({shown(work[False])}), {min(work[True]):.2f} s with ({shown(work[True])}): "
+        f"{min(work[True]) / min(work[False]):.3f}x"
     )
     print(f"the ten runs under the file at report time (read, checked, applied): {reporting:.2f} s")
     sys.exit(0 if ratio <= TARGET else 1)

@@ -58,8 +58,8 @@ def adjudications_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--adjudications",
         metavar="URL",
-        help="grade under this adjudication file (any fsspec URL; default: the dataset's own "
-        "adjudications.yaml when it has one; none: the raw gold)",
+        help="grade under this adjudication file (any fsspec URL; default: the one the runs' config.yaml names "
+        "as dataset.adjudications, else the dataset's own adjudications.yaml when it has one; none: the raw gold)",
     )
 
 

@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--adjudications",
         metavar="URL",
-        help="show this adjudication file read-only on /adjudications (the same as --review without --by)",
+        help="show this adjudication file read-only on /adjudications (the same as --review without --by; "
+        "default: the one the runs' config.yaml names, else the dataset's own adjudications.yaml; none: the raw gold)",
     )
     parser.add_argument(
         "--export",
@@ -71,11 +72,16 @@ def run(args: argparse.Namespace) -> int:
     view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs, dataset=args.dataset)
     _slicing(view, args)
     review = None
-    if args.review is not None or (args.adjudications is not None and args.adjudications.lower() != "none"):
+    shown = args.review or args.adjudications
+    if shown is None:  # the file the runs were graded under, in oeb grade's order (as oeb report)
+        from oeb.report.adjudicated import applying_url
+
+        shown = applying_url(view.runs, None)
+    if shown is not None and shown.strip().lower() != "none":
         from oeb.gold import entries
         from oeb.view.review import Review
 
-        url = args.review or args.adjudications
+        url = shown
         if args.by is None:
             entries.load(url)  # a file that cannot be read is refused now, in one line
         elif args.by.strip() == "":

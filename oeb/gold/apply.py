@@ -42,6 +42,9 @@ class Adjudicated:
     details: list[dict[str, Any]]
     marks: list[str | None]
     applied: tuple[str, ...]
+    addresses: list[str] | None = None
+    """Each verdict's printed address, when the caller gave them for the verdicts before (the grade
+    stage prints them once for verdicts.parquet and for the entries' lookup)."""
 
 
 def parse_address(text: str) -> list[list[Any]]:
@@ -98,50 +101,61 @@ def _recount(result: dict[str, Any], before: list[dict[str, Any]], after: list[d
     return {**result, **document_metrics(counts, asserted, expected)}
 
 
-def adjudicate(result: dict[str, Any], details: list[dict[str, Any]], entries: Sequence[Entry]) -> Adjudicated:
-    """One document's scored result and verdicts under its accepted entries (docstring of the module)."""
+def adjudicate(
+    result: dict[str, Any],
+    details: list[dict[str, Any]],
+    entries: Sequence[Entry],
+    addresses: list[str] | None = None,
+) -> Adjudicated:
+    """One document's scored result and verdicts under its accepted entries (docstring of the module);
+    `addresses`, each verdict's printed address when the caller has them (else printed here)."""
     active = {entry.address: entry for entry in entries if entry.effect is not None}
     if not active:
-        return Adjudicated(result, details, [None] * len(details), ())
+        return Adjudicated(result, details, [None] * len(details), (), addresses)
+    shown = addresses if addresses is not None else [show_address(verdict["address"]) for verdict in details]
     out: list[dict[str, Any]] = []
     marks: list[str | None] = []
+    places: list[str] = []
     applied: dict[str, None] = {}
     used: set[str] = set()
-    for verdict in details:
-        entry = (
-            None if verdict["result"] == _SKIPPED else active.get(show_address(tuple(map(tuple, verdict["address"]))))
-        )
+    for verdict, address in zip(details, shown, strict=True):
+        entry = None if verdict["result"] == _SKIPPED else active.get(address)
         if entry is None:
             out.append(verdict)
             marks.append(None)
+            places.append(address)
             continue
         used.add(entry.address)
         changed = _changed(verdict, entry)
         if changed is verdict:
             out.append(verdict)
             marks.append(None)
+            places.append(address)
             continue
         applied[entry.id] = None
         if changed is not None:
             out.append(changed)
             marks.append(entry.id)
+            places.append(address)
     appended = False
     for address, entry in active.items():
         if address in used or entry.effect not in ("replace", "add"):
             continue
         appended = True
-        blank = {"address": parse_address(address), "gold_raw": None, "pred_raw": None, "gold_canon": None}
+        steps = parse_address(address)
+        blank = {"address": steps, "gold_raw": None, "pred_raw": None, "gold_canon": None}
         out.append(_judged(blank | {"pred_canon": None, "result": "unfound"}, entry.value))
         marks.append(entry.id)
+        places.append(show_address(tuple(map(tuple, steps))))
         applied[entry.id] = None
     if not applied:
-        return Adjudicated(result, details, [None] * len(details), ())
+        return Adjudicated(result, details, [None] * len(details), (), addresses)
     if appended:  # a new verdict where neither side stated a value: put in the scorer's reading order
         order = sorted(range(len(out)), key=lambda i: (out[i]["result"] != _SKIPPED, _reading_order(out[i]["address"])))
-        out, marks = [out[i] for i in order], [marks[i] for i in order]
+        out, marks, places = [out[i] for i in order], [marks[i] for i in order], [places[i] for i in order]
     graded = [v for v in out if v["result"] != _SKIPPED]
     before = [v for v in details if v["result"] != _SKIPPED]
-    return Adjudicated(_recount(result, before, graded), out, marks, tuple(applied))
+    return Adjudicated(_recount(result, before, graded), out, marks, tuple(applied), places)
 
 
 def _changed(verdict: dict[str, Any], entry: Entry) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from oeb.dataset import Dataset, Row
 from oeb.errors import AdjudicationError
+from oeb.gold import sound
 from oeb.gold.apply import parse_address
 from oeb.gold.entries import Adjudications, Entry
 from oeb.scoring import show_address
@@ -162,8 +163,12 @@ def commit_problem(adjudications: Adjudications, dataset: Dataset) -> str | None
     return None
 
 
-def problems(adjudications: Adjudications, dataset: Dataset, only_accepted: bool = False) -> list[str]:
-    """Every problem of the file against the dataset, one line each, in file order."""
+def problems(
+    adjudications: Adjudications, dataset: Dataset, only_accepted: bool = False, remembered: bool = False
+) -> list[str]:
+    """Every problem of the file against the dataset, one line each, in file order; `remembered`: a
+    document found sound by an earlier check of the same entries, schema and gold is not checked
+    again (`oeb.gold.sound`)."""
     found = [p for p in [commit_problem(adjudications, dataset)] if p is not None]
     found += conflicts(adjudications)
     entries = [e for e in adjudications.entries if not only_accepted or e.effect is not None]
@@ -174,15 +179,27 @@ def problems(adjudications: Adjudications, dataset: Dataset, only_accepted: bool
     for entry in entries:
         by_doc.setdefault(entry.doc_id, []).append(entry)
     said: dict[str, list[str]] = {}
+    before = sound.known() if remembered else {}
+    fine: list[str] = []
     for doc_id, members in by_doc.items():
-        said |= document_problems(members, rows.get(doc_id), golds.get(doc_id))
+        row, gold = rows.get(doc_id), golds.get(doc_id)
+        key = sound.digest(members, row, gold) if remembered and row is not None and gold is not None else None
+        if key is not None and key in before:
+            said |= {entry.id: [] for entry in members}
+            continue
+        document = document_problems(members, row, gold)
+        said |= document
+        if key is not None and not any(document.values()):
+            fine.append(key)
+    if remembered:
+        sound.remember(before, fine)
     return found + [line for entry in entries for line in said[entry.id]]
 
 
 def checked(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
     """The file, when every accepted entry can be applied to this dataset; else one line naming the
     first problem (and how many there are), before anything is graded."""
-    found = problems(adjudications, dataset, only_accepted=True)
+    found = problems(adjudications, dataset, only_accepted=True, remembered=True)
     if found:
         more = f" (and {len(found) - 1} more: oeb adjudicate check lists them)" if len(found) > 1 else ""
         raise AdjudicationError(f"{adjudications.url}: {found[0]}{more}")

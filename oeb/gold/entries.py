@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import enum
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -31,7 +32,16 @@ NONE = "none"
 """`--adjudications none`: grade against the raw gold."""
 
 _KEYS = ("id", "doc_id", "address", "action", "status", "values", "value", "reason", "by", "date", "evidence")
-_MISSING: Any = object()
+
+
+class _Missing(enum.Enum):
+    """An entry without `value`: an enum member, so it is still itself once an entry is pickled to a
+    Ray worker (a bare `object()` came back as another object: `has_value` was then true there)."""
+
+    MISSING = "missing"
+
+
+_MISSING: Any = _Missing.MISSING
 
 
 @dataclass(frozen=True)

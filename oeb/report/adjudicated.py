@@ -8,7 +8,8 @@ document's line is the run's own. This is what `oeb adjudicate diff`, `oeb repor
 and the review page use.
 
 `oeb report`, `oeb compare` and `oeb view` take `--adjudications URL` (`none`: the raw gold); without
-it, the file beside the runs' dataset (`DATASET/adjudications.yaml`) applies when there is one.
+it, the file the runs' config.yaml names (`dataset.adjudications`), else the one beside their dataset
+(`DATASET/adjudications.yaml`) when there is one: the order `oeb grade` takes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from oeb.gold.apply import Adjudicated, adjudicate
 from oeb.gold.derivation import for_system, generated, read_draft
 from oeb.gold.entries import FILE_NAME, NONE, Adjudications, load
 from oeb.gold.error import accuracy, accuracy_shown, gold_error, shown, within_noise
+from oeb.gold.where import configured, is_none
 from oeb.report.runs import Run
 
 _SCORER = "field_matching"
@@ -122,14 +124,39 @@ def _beside(runs: Sequence[Run]) -> str | None:
     return None
 
 
+def applying_url(runs: Sequence[Run], given: str | None) -> str | None:
+    """The adjudication file the runs are read under, in `oeb grade`'s order: `given` (`none`: None),
+    else the one their config.yaml names (`dataset.adjudications`), else the file beside their
+    dataset. Runs configured with different files are refused in one line: which one is meant?"""
+    if given is not None:
+        return None if is_none(given) else given
+    kept: list[str | None] = []
+    files: dict[str, list[str]] = {}
+    for run in runs:
+        named = configured(run.url)
+        if named is None:
+            if not kept:
+                kept.append(_beside(runs))
+            named = kept[0]
+        files.setdefault(NONE if named is None or is_none(named) else named, []).append(run.name)
+    if len(files) > 1:
+        said = "; ".join(
+            f"{', '.join(names[:2])}{' ...' if len(names) > 2 else ''}: {url}" for url, names in files.items()
+        )
+        raise AdjudicationError(
+            f"these runs are graded under different adjudication files ({said}); give --adjudications URL "
+            f"(or {NONE}) to read them all under one"
+        )
+    chosen = next(iter(files), NONE)
+    return None if chosen == NONE else chosen
+
+
 def under_gold(runs: list[Run], given: str | None) -> Gold:
-    """The runs graded under the file that applies, checked against their dataset first (any problem
-    is one line, and nothing is reported)."""
-    if given is not None and given.strip().lower() == NONE:
-        return Gold(runs, None)
-    url = given if given is not None else _beside(runs)
+    """The runs graded under the file that applies (`applying_url`), checked against their dataset
+    first (any problem is one line, and nothing is reported)."""
+    url = applying_url(runs, given)
     if url is None:
-        return Gold(runs, None)
+        return Gold(_raw(runs), None)
     adjudications = load(url)
     from oeb.gold.check import checked
     from oeb.report.audit import dataset_of
@@ -141,6 +168,17 @@ def under_gold(runs: list[Run], given: str | None) -> Gold:
         [adjudicate_run(run, for_system(adjudications, draft, run.settings) or adjudications).run for run in runs],
         adjudications,
     )
+
+
+def _raw(runs: list[Run]) -> list[Run]:
+    """The runs against the raw gold: the lines a grading under a file changed are put back to the
+    scorer's own (from the cache); runs with none are kept as they are, nothing read."""
+    if not any(line.get("adjudications") for run in runs for line in run.lines):
+        return runs
+    from oeb.report.audit import dataset_of
+
+    draft = read_draft(dataset_of(runs, None))  # a drafted gold: still without the values a run helped decide
+    return [adjudicate_run(run, for_system(None, draft, run.settings) or Adjudications(())).run for run in runs]
 
 
 def annotate(board: dict[str, Any], gold: Gold) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -217,3 +218,82 @@ def test_a_regrade_without_the_file_takes_its_changes_out_of_the_details(damaged
     assert customer() == "matched"
     assert main(["grade", str(folder), "--adjudications", "none"]) == 0 and adjudicated(folder) == []
     assert customer() == "misread"
+
+
+REPLACE = ENTRY.replace("action: accept, values: [Amberline Foods]", "action: replace, value: Amberline Foods")
+
+
+def recorded(folder: Path) -> dict[str, str]:
+    """`adjudicated.json`: what each adjudicated document's details file was written under."""
+    held = folder / "field_matching" / "adjudicated.json"
+    return dict(json.loads(held.read_text())["documents"]) if held.exists() else {}
+
+
+def test_a_value_edited_in_place_regrades_its_document(damaged: Path, tmp_path: Path) -> None:
+    """A steady regrade compares the digest recorded for a details file (`adjudicated.json`), not the
+    file: an entry's value edited under the same id changes the digest, so its document is rewritten."""
+    adjudications, folder, customer = _run_under_entry(damaged, tmp_path)
+    adjudications.write_text(REPLACE)
+    assert main(["grade", str(folder)]) == 0 and customer() == "matched"
+    first = recorded(folder)
+    assert list(first) == ["short__invoice_4417"]
+    assert main(["grade", str(folder)]) == 0 and recorded(folder) == first  # steady: nothing rewritten
+    adjudications.write_text(REPLACE.replace("value: Amberline Foods", "value: Amberline Foodz"))
+    assert main(["grade", str(folder)]) == 0 and customer() == "misread"
+    assert adjudicated(folder) == [("short__invoice_4417", "customer", "fix")]
+    assert recorded(folder) != first
+    assert main(["grade", str(folder), "--adjudications", "none"]) == 0 and recorded(folder) == {}
+
+
+def test_a_stopped_grading_leaves_no_record_of_details_it_rewrote(
+    damaged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grading that rewrote a details file and then stopped before its results must not leave the
+    record saying the file holds the verdicts under the earlier entry: the next grading under that
+    entry would keep the stopped grading's verdicts."""
+    from oeb.run.grade.stage import Grader
+
+    adjudications, folder, customer = _run_under_entry(damaged, tmp_path)
+    assert customer() == "matched" and recorded(folder)
+    adjudications.write_text(ENTRY.replace("status: accepted", "status: rejected"))
+    with monkeypatch.context() as patched:
+
+        def stopped(self: Grader) -> None:
+            raise KeyboardInterrupt
+
+        patched.setattr(Grader, "_write", stopped)
+        assert main(["grade", str(folder)]) != 0  # Ctrl-C once its details were written
+    assert customer() == "misread" and recorded(folder) == {}  # rewritten, and the record gone
+    adjudications.write_text(ENTRY)
+    assert main(["grade", str(folder)]) == 0 and customer() == "matched"
+
+
+def report_json(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["report", *arguments, "--format", "json"]) == 0
+    board: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return board
+
+
+def test_readers_take_the_configured_file(damaged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`oeb report`, `oeb compare` and `oeb view` without --adjudications read a run under the file its
+    config.yaml names, as `oeb grade` did (not the raw gold beside the dataset); runs configured with
+    different files are refused in one line asking for --adjudications."""
+    adjudications, folder, _ = _run_under_entry(damaged, tmp_path)
+    named = report_json([str(folder)], capsys)
+    assert named["gold"]["adjudications"] == str(adjudications) and named["gold"]["applied"] == ["fix"]
+    flagged = report_json([str(folder), "--adjudications", str(adjudications)], capsys)
+    raw = report_json([str(folder), "--adjudications", "none"], capsys)
+    assert named["rows"] == flagged["rows"] and "gold" not in raw
+    assert raw["rows"][0]["headline"] < named["rows"][0]["headline"]  # the entry turns a misread to matched
+    other = tmp_path / "other"
+    path = config(tmp_path, {"url": str(damaged), "adjudications": "none"}, "other.yaml")
+    assert main(["run", "--config", path, "-y", "--out", str(other)]) == 0
+    [raw_run] = other.iterdir()
+    for verb in (["report", str(folder), str(raw_run), "--all-runs"], ["compare", str(folder), str(raw_run)]):
+        refused(verb, "graded under different adjudication files", capsys)
+        capsys.readouterr()
+        assert main([*verb, "--adjudications", str(adjudications), "--format", "json"]) == 0, verb
+    exported = tmp_path / "site"
+    assert main(["view", str(folder), "--export", str(exported)]) == 0
+    assert str(adjudications) in (exported / "api" / "runs.json").read_text()

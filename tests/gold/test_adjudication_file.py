@@ -77,6 +77,20 @@ def test_the_line_of_a_bad_entry_is_named() -> None:
         entries.parse(text, "f.yaml")
 
 
+def test_an_entry_without_a_value_keeps_none_on_a_worker() -> None:
+    """Entries travel to grading workers pickled: an entry without a value must still have none there
+    (a bare `object()` marker came back as another object), and its digest must not vary."""
+    import pickle
+
+    from oeb.run.grade.task import details_under
+
+    confirmed = Entry("v1", "d", "total", "verify", status="accepted", reason="checked", by="ann")
+    travelled = pickle.loads(pickle.dumps(confirmed))
+    assert not travelled.has_value and travelled.effect is None and travelled == confirmed
+    accepted = Entry("a1", "d", "total", "accept", status="accepted", values=(3,), reason="r", by="ann")
+    assert details_under("k", [pickle.loads(pickle.dumps(accepted))]) == details_under("k", [accepted])
+
+
 def test_decisions() -> None:
     proposed = Entry("v", "d", "x", "verify", reason="sampled")
     kept = entries.decide(proposed, "accepted", "ann", None)
@@ -119,6 +133,28 @@ def test_check_finds_each_problem_by_id() -> None:
     ]
     assert all("\n" not in line for line in found)
     assert "is not of type 'number'" in found[3]
+
+
+def test_a_sound_document_is_not_checked_again_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regrade under an unchanged file skips validating what an earlier check found sound (remembered
+    in the user's cache folder); a changed gold is checked afresh, and its problem found."""
+    import shutil
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copied = shutil.copytree(SAMPLE_DATASET, tmp_path / "sample")
+    text = "- {id: t, doc_id: short__invoice_4417, address: total, action: replace, value: 1.5, status: accepted,"
+    read = entries.parse(text + " by: ann, reason: r}\n", "f.yaml")
+    assert check.checked(read, open_dataset(str(copied))) is read
+    with monkeypatch.context() as patched:
+        patched.setattr(check, "document_problems", None)  # called again: a TypeError
+        assert check.checked(read, open_dataset(str(copied))) is read
+    gold = copied / "gold" / "short__invoice_4417.json"
+    gold.write_text(json.dumps({key: value for key, value in json.loads(gold.read_text()).items() if key != "total"}))
+    with pytest.raises(AdjudicationError, match="t: short__invoice_4417 has no gold value at total"):
+        check.checked(read, open_dataset(str(copied)))
+    assert "no gold value" in check.problems(read, open_dataset(str(copied)))[0]  # `oeb adjudicate check`: always
 
 
 def test_a_file_of_another_commit_is_refused() -> None:

@@ -19,17 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from oeb import storage
-from oeb.dataset import DEFAULT_MANIFEST, FOLDER_SCHEMES, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
-from oeb.errors import AdjudicationError, OebError, RunFolderError, StorageError
+from oeb.dataset import DEFAULT_MANIFEST, SAMPLE_DATASET, Dataset, Row, named_by_folder, open_dataset
+from oeb.errors import OebError, RunFolderError, StorageError
 from oeb.gold.check import applying
 from oeb.gold.derivation import for_system, read_draft
-from oeb.gold.entries import NONE
+from oeb.gold.where import configured
 from oeb.run.cluster.session import session, timed, worker_env
 from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import pages
 from oeb.run.grade.results import SCORER
 from oeb.run.grade.stage import Graded, Grader
-from oeb.run.plan.config import Rows, read_tree
+from oeb.run.plan.config import Rows
 from oeb.run.plan.selection import select
 
 log = logging.getLogger(__name__)
@@ -115,9 +115,7 @@ def regrade(
                     if out is not None:
                         copy_run(url, folder.url)
                     draft = read_draft(dataset)  # and, on a drafted gold, the values this run helped decide
-                    adjudicated = for_system(
-                        applying(configured_adjudications(folder), dataset), draft, folder.settings() or {}
-                    )
+                    adjudicated = for_system(applying(configured(folder.url), dataset), draft, folder.settings() or {})
                     grader = lock.enter_context(
                         Grader(
                             folder,
@@ -161,7 +159,7 @@ def grade_folder(
     if opened.goldless:
         raise opened.no_gold()
     draft = read_draft(opened)
-    given = adjudications if adjudications is not None else configured_adjudications(folder)
+    given = adjudications if adjudications is not None else configured(folder.url)
     adjudicated = for_system(applying(given, opened), draft, folder.settings() or {})
     with (
         folder.locked("oeb grade", force=force_unlock),
@@ -179,26 +177,6 @@ def grade_folder(
         ) as grader,
     ):
         return grader.finish()
-
-
-def configured_adjudications(folder: RunFolder) -> str | None:
-    """The adjudication file the folder's config.yaml names (`dataset.adjudications`; None: it names
-    none, or the folder has no config oeb reads), refused in one line unless it is `none`, a local
-    path, s3:// or hf://: a folder from a stranger must not make oeb fetch a URL of its choice."""
-    try:
-        named = read_tree(folder.path("config.yaml")).get("dataset")
-    except OebError:  # a brought folder, or a config.yaml oeb cannot read: grading never needed it
-        return None
-    given = named.get("adjudications") if isinstance(named, dict) else None
-    if given is None:
-        return None
-    scheme, separator, _ = given.partition("://") if isinstance(given, str) else ("", "", "")
-    if not isinstance(given, str) or not given.strip() or (separator and scheme.lower() not in FOLDER_SCHEMES):
-        raise AdjudicationError(
-            f"{folder.url}/config.yaml names the adjudication file {given!r}, which oeb does not read on a run "
-            f"folder's word (only {NONE}, a local path, s3:// or hf://); if you trust it: --adjudications URL"
-        )
-    return given
 
 
 def _work(folder: RunFolder) -> int:

@@ -73,17 +73,21 @@ _LINE = json.JSONEncoder(ensure_ascii=False)
 
 
 def verdict_table(
-    doc_id: str, details: Sequence[dict[str, Any]], marks: Sequence[str | None] | None = None
+    doc_id: str,
+    details: Sequence[dict[str, Any]],
+    marks: Sequence[str | None] | None = None,
+    addresses: Sequence[str] | None = None,
 ) -> pa.Table:
     """One document's verdicts (in their JSON form) as rows of verdicts.parquet; `marks`, the id of the
-    adjudication that changed each verdict (None: none did)."""
+    adjudication that changed each verdict (None: none did); `addresses`, each verdict's printed
+    address when the caller printed them already."""
 
     def text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
 
     columns = {
         "id": [doc_id] * len(details),
-        "address": [show_address(tuple(tuple(step) for step in d["address"])) for d in details],
+        "address": list(addresses) if addresses is not None else [show_address(d["address"]) for d in details],
         "gold_raw": [text(d["gold_raw"]) for d in details],
         "pred_raw": [text(d["pred_raw"]) for d in details],
         "gold_canon": [d["gold_canon"] for d in details],

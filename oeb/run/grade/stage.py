@@ -36,6 +36,7 @@ from oeb.gold.derivation import summary as draft_summary
 from oeb.gold.entries import Adjudications
 from oeb.run.cluster import session as cluster
 from oeb.run.folder.run_folder import RunFolder
+from oeb.run.grade import details as detail_files
 from oeb.run.grade import grounding, pages
 from oeb.run.grade.provenance import provenance
 from oeb.run.grade.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
@@ -141,6 +142,11 @@ class Grader:
         """The documents handed over by `add`, each with its record's cost (all that `finish` needs of it)."""
         self._known: tuple[dict[str, int], dict[str, int]] | None = None
         self._verdicts = _Verdicts()
+        self._under: dict[str, str] = {}
+        """Each adjudicated document's `details_under` digest, as this grading leaves its details file."""
+        self._recorded: dict[str, str] | None = None
+        """`adjudicated.json` as the last grading left it (None: there is none, or it is gone)."""
+        self._dropped = False
         self._cites = grounding.Cites()
         self._queue = session_queue()
 
@@ -200,9 +206,19 @@ class Grader:
                 self.rescored += 1
                 storage.write_bytes(storage.join(files, "cache", f"{doc_id}.json"), result["cache"])
             if result.get("details") is not None:
+                self._drop_record()
                 storage.write_bytes(storage.join(files, "details", f"{doc_id}.jsonl"), result["details"])
+            if result.get("under") is not None:
+                self._under[doc_id] = result["under"]
             if result.get("verdicts") is not None:
                 self._verdicts.put(doc_id, result["verdicts"])
+
+    def _drop_record(self) -> None:
+        """Remove `adjudicated.json` before the first details file this grading writes: it may name
+        that document, and the file must never say more than the details files hold."""
+        if not self._dropped:
+            storage.remove(self.folder.path(SCORER, detail_files.UNDER))
+            self._dropped, self._recorded = True, None
 
     def fail(self, error: BaseException, items: int) -> None:
         """A task that could not run or whose results could not be written stops this grading."""
@@ -245,7 +261,9 @@ class Grader:
         self.records = self._added | self.folder.records([i for i in ids if i not in self._added], listing)
         _restore_predictions(self.folder, self.records, listing)
         golds = self._sizes()[1] if self._known is not None else _gold_sizes(self.dataset)
-        before = _adjudicated_before(self.folder, listing)
+        before = detail_files.adjudicated_before(self.folder, listing)
+        self._recorded = None if self._dropped or not self.details else detail_files.recorded(self.folder, listing)
+        recorded = self._recorded or {}
         items, self.unfinished = [], []
         for row in self.rows:
             if row.doc_id in self._added:
@@ -258,7 +276,8 @@ class Grader:
                 has_details = f"{SCORER}/details/{row.doc_id}.jsonl" in listing
                 entries = tuple(self._entries.get(row.doc_id, ()))
                 size = listing[prediction] + golds.get(row.gt_path, 0)
-                items.append(Item(row, size, has_details, entries, before is None or row.doc_id in before))
+                adjudicated = before is None or row.doc_id in before
+                items.append(Item(row, size, has_details, entries, adjudicated, recorded.get(row.doc_id)))
             else:
                 self.unfinished.append(row.doc_id)
         if self.unfinished and not self.partial:
@@ -287,6 +306,15 @@ class Grader:
         finally:
             self._verdicts.discard()
 
+    def _record(self, under: dict[str, str]) -> None:
+        """Write `adjudicated.json` for the details files as this grading leaves them (unchanged: not
+        written again); none without details or adjudicated documents."""
+        if under and self.details:
+            if under != self._recorded:
+                storage.write_json(self.folder.path(SCORER, detail_files.UNDER), {"documents": under})
+        elif not self._dropped and f"{SCORER}/{detail_files.UNDER}" in self._listing:
+            storage.remove(self.folder.path(SCORER, detail_files.UNDER))
+
     def _write(self) -> Graded:
         folder, rows, records = self.folder, self.rows, self.records or {}
         digest = scorer_digest()
@@ -297,7 +325,8 @@ class Grader:
                 for line in ordered
             ]
         scored = {line["id"] for line in ordered if line["status"] == "scored"}
-        _tidy_details(folder, self._listing, scored, self.details)
+        detail_files.tidy(folder, self._listing, scored, self.details)
+        self._record({doc_id: under for doc_id, under in self._under.items() if doc_id in scored})
         partial_info = None
         if self.partial and self.unfinished:
             unread = [doc_id for doc_id in self.unfinished if (records.get(doc_id) or {}).get("unread")]
@@ -414,23 +443,6 @@ def _error_text(error: dict[str, Any]) -> str:
     return f"{error.get('type')}: {error.get('message')}"
 
 
-def _adjudicated_before(folder: RunFolder, listing: dict[str, int]) -> set[str] | None:
-    """The documents the folder's last grading applied entries to (their scores.jsonl lines say so:
-    `adjudications`, `excluded_values`); None when that file cannot be read, so every details file
-    is rebuilt rather than one left stale."""
-    if f"{SCORER}/scores.jsonl" not in listing:
-        return set()
-    try:
-        lines = storage.read_jsonl(folder.path(f"{SCORER}/scores.jsonl"))
-    except (StorageError, ValueError):
-        return None
-    return {
-        str(line.get("id"))
-        for line in lines
-        if isinstance(line, dict) and ("adjudications" in line or "excluded_values" in line)
-    }
-
-
 def _warn_strays(folder: RunFolder, listing: dict[str, int], known: set[str]) -> None:
     strays = sorted(
         path.removeprefix("predictions/")
@@ -461,14 +473,3 @@ def _restore_predictions(folder: RunFolder, records: dict[str, dict[str, Any]], 
         listing[f"predictions/{doc_id}.json"] = len(json.dumps(records[doc_id]["output"]))
     if lost:
         log.info("%s: restored %d lost predictions from their records (%s)", folder.name, len(lost), lost[0])
-
-
-def _tidy_details(folder: RunFolder, listing: dict[str, int], scored: set[str], details: bool) -> None:
-    """Leave details only for documents scored now; `--no-details` removes the folder."""
-    prefix = f"{SCORER}/details/"
-    if not details:
-        storage.remove(folder.path(SCORER, "details"))
-        return
-    for path in listing:
-        if path.startswith(prefix) and path.removeprefix(prefix).removesuffix(".jsonl") not in scored:
-            storage.remove(folder.path(path))

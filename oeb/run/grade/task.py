@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from oeb.gold.apply import adjudicate
 from oeb.gold.derivation import EXCLUDED, generated
 from oeb.gold.entries import Entry
 from oeb.run.grade.results import jsonl, verdict_json, verdict_table
+from oeb.scoring import show_address
 
 
 @functools.cache
@@ -51,12 +53,30 @@ class Item:
     adjudicated_before: bool = False
     """Whether the folder's last grading applied entries to it: its details file may hold them, so it
     is rebuilt (and compared) even when no entry names the document now."""
+    written_under: str | None = None
+    """What the folder's last grading recorded its details file was written under (`details_under`;
+    `field_matching/adjudicated.json`): the same now, the file is current and is not built again."""
 
 
 def cache_key(prediction: Any, gold: Any, schema: Any, digest: str) -> str:
     """SHA-256 of everything a score depends on: prediction, gold, schema, options (none), scorer."""
     text = json.dumps([prediction, [gold, schema], {}, digest], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def details_under(key: str, entries: Sequence[Entry]) -> str | None:
+    """A digest of what an adjudicated document's details file holds: the cache key of the scorer's
+    verdicts and what each accepted entry does to them (None: no entry). A steady regrade compares
+    this short digest instead of building the details again to compare them with the file."""
+    active = [
+        [entry.id, entry.address, entry.effect, list(entry.values), entry.value if entry.has_value else None]
+        for entry in entries
+        if entry.effect is not None
+    ]
+    if not active:
+        return None
+    text = json.dumps([key, active], sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _failed(row: Row, error: str, **extra: str) -> dict[str, Any]:
@@ -139,14 +159,18 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
         entry = {"key": key, "result": result, "details": verdicts}
         cache = (json.dumps(entry, ensure_ascii=False) + "\n").encode()
     # the cache holds the scorer's own result; accepted adjudications change it after (oeb.gold.apply)
-    done = adjudicate(entry["result"], entry["details"], item.entries)
+    addresses = [show_address(verdict["address"]) for verdict in entry["details"]]  # printed once, used twice
+    done = adjudicate(entry["result"], entry["details"], item.entries, addresses)
     line = {"id": row.doc_id, "status": "scored", "row": {"suite": row.suite}, **done.result}
     excluded = sum(1 for entry_id in done.applied if entry_id.startswith(EXCLUDED))
     if excluded or any(entry.id.startswith(EXCLUDED) for entry in item.entries):
         line["excluded_values"] = excluded  # leave-drafters-out grading (oeb.gold.derivation)
     if any(not generated(entry_id) for entry_id in done.applied):
         line["adjudications"] = [entry_id for entry_id in done.applied if not generated(entry_id)]
+    under = details_under(key, item.entries) if item.entries else None
     fresh = cache is not None or not item.has_details or bool(item.entries) or item.adjudicated_before
+    if fresh and cache is None and item.has_details and under is not None and under == item.written_under:
+        fresh = False  # a steady regrade: the file was written from this cache entry under these entries
     written = jsonl(done.details) if details and fresh else None
     if written is not None and cache is None and item.has_details and _unchanged(folder, row, written):
         written = None  # a regrade under the same entries: the file holds these bytes already
@@ -155,7 +179,8 @@ def _grade_document(dataset: Dataset, folder: str, item: Item, details: bool) ->
         "line": line,
         "cache": cache,
         "details": written,
-        "verdicts": verdict_table(row.doc_id, done.details, done.marks),
+        "under": under,
+        "verdicts": verdict_table(row.doc_id, done.details, done.marks, done.addresses),
     }
 
 
