@@ -90,14 +90,12 @@ def _judged(verdict: dict[str, Any], value: Any) -> dict[str, Any]:
     return {**verdict, "gold_raw": value, "gold_canon": key, "result": result}
 
 
-def _recount(result: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[str, Any]:
-    """The document's metrics from its verdict counts, as the scorer computes them."""
-    old = Counter(v["result"] for v in before)
-    new = Counter(v["result"] for v in after)
-    counts = {kind: new[kind] for kind in RESULTS}
+def _recount(result: dict[str, Any], moves: Counter[str]) -> dict[str, Any]:
+    """The document's metrics after its verdict counts moved by `moves` (a verdict changed from one
+    result to another: -1 and +1; dropped: -1; added: +1), as the scorer computes them."""
+    counts = {kind: result[kind] + moves[kind] for kind in RESULTS}
     expected = sum(counts[kind] for kind in _GOLD_SIDE)
-    asserted_before = sum(old[kind] for kind in RESULTS if kind != "unfound")
-    asserted = result["asserted"] + sum(counts[kind] for kind in RESULTS if kind != "unfound") - asserted_before
+    asserted = result["asserted"] + sum(moves[kind] for kind in RESULTS if kind != "unfound")
     return {**result, **document_metrics(counts, asserted, expected)}
 
 
@@ -108,54 +106,57 @@ def adjudicate(
     addresses: list[str] | None = None,
 ) -> Adjudicated:
     """One document's scored result and verdicts under its accepted entries (docstring of the module);
-    `addresses`, each verdict's printed address when the caller has them (else printed here)."""
+    `addresses`, each verdict's printed address when the caller has them (else printed here). Only
+    the verdicts at an entry's address are looked at: a large document costs one pass of lookups."""
     active = {entry.address: entry for entry in entries if entry.effect is not None}
     if not active:
         return Adjudicated(result, details, [None] * len(details), (), addresses)
     shown = addresses if addresses is not None else [show_address(verdict["address"]) for verdict in details]
-    out: list[dict[str, Any]] = []
-    marks: list[str | None] = []
-    places: list[str] = []
+    changes: dict[int, tuple[dict[str, Any] | None, str]] = {}
     applied: dict[str, None] = {}
     used: set[str] = set()
-    for verdict, address in zip(details, shown, strict=True):
-        entry = None if verdict["result"] == _SKIPPED else active.get(address)
-        if entry is None:
-            out.append(verdict)
-            marks.append(None)
-            places.append(address)
+    moves: Counter[str] = Counter()
+    for i in [i for i, address in enumerate(shown) if address in active]:
+        verdict, entry = details[i], active[shown[i]]
+        if verdict["result"] == _SKIPPED:
             continue
         used.add(entry.address)
         changed = _changed(verdict, entry)
         if changed is verdict:
-            out.append(verdict)
-            marks.append(None)
-            places.append(address)
             continue
         applied[entry.id] = None
+        changes[i] = (changed, entry.id)
+        moves[verdict["result"]] -= 1
         if changed is not None:
-            out.append(changed)
-            marks.append(entry.id)
-            places.append(address)
-    appended = False
+            moves[changed["result"]] += 1
+    added = []
     for address, entry in active.items():
         if address in used or entry.effect not in ("replace", "add"):
             continue
-        appended = True
         steps = parse_address(address)
         blank = {"address": steps, "gold_raw": None, "pred_raw": None, "gold_canon": None}
-        out.append(_judged(blank | {"pred_canon": None, "result": "unfound"}, entry.value))
-        marks.append(entry.id)
-        places.append(show_address(tuple(map(tuple, steps))))
+        verdict = _judged(blank | {"pred_canon": None, "result": "unfound"}, entry.value)
+        added.append((verdict, entry.id, show_address(tuple(map(tuple, steps)))))
+        moves[verdict["result"]] += 1
         applied[entry.id] = None
     if not applied:
         return Adjudicated(result, details, [None] * len(details), (), addresses)
-    if appended:  # a new verdict where neither side stated a value: put in the scorer's reading order
+    rows: list[dict[str, Any] | None] = list(details)
+    marks: list[str | None] = [None] * len(details)
+    places = list(shown)
+    for i, (changed, entry_id) in changes.items():
+        rows[i], marks[i] = changed, entry_id
+    out = [row for row in rows if row is not None]
+    if len(out) < len(rows):  # dropped verdicts: not graded
+        kept = [i for i, row in enumerate(rows) if row is not None]
+        marks, places = [marks[i] for i in kept], [places[i] for i in kept]
+    if added:  # a new verdict where neither side stated a value: put in the scorer's reading order
+        out += [verdict for verdict, _, _ in added]
+        marks += [entry_id for _, entry_id, _ in added]
+        places += [place for _, _, place in added]
         order = sorted(range(len(out)), key=lambda i: (out[i]["result"] != _SKIPPED, _reading_order(out[i]["address"])))
         out, marks, places = [out[i] for i in order], [marks[i] for i in order], [places[i] for i in order]
-    graded = [v for v in out if v["result"] != _SKIPPED]
-    before = [v for v in details if v["result"] != _SKIPPED]
-    return Adjudicated(_recount(result, before, graded), out, marks, tuple(applied), places)
+    return Adjudicated(_recount(result, moves), out, marks, tuple(applied), places)
 
 
 def _changed(verdict: dict[str, Any], entry: Entry) -> dict[str, Any] | None:
