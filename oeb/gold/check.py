@@ -211,9 +211,10 @@ def applying(given: str | None, dataset: Dataset) -> Adjudications | None:
     none for `none`, else the dataset's own `adjudications.yaml` when it has one."""
     from oeb import storage
     from oeb.errors import StorageError
-    from oeb.gold.entries import FILE_NAME, NONE, load
+    from oeb.gold.entries import FILE_NAME, load
+    from oeb.gold.where import is_none
 
-    if given is not None and given.strip().lower() == NONE:
+    if given is not None and is_none(given):
         return None
     url = given
     if url is None:

@@ -25,7 +25,8 @@ from oeb.batch.sender import worst_case
 from oeb.dataset import Dataset, Row, open_dataset
 from oeb.errors import AdjudicationError, ConfigError, OebError, ResumeMismatch, RunFolderError
 from oeb.gold.check import applying
-from oeb.gold.entries import NONE, Adjudications
+from oeb.gold.entries import Adjudications
+from oeb.gold.where import is_none
 from oeb.run.cluster.session import choose
 from oeb.run.folder.lock import ensure_free
 from oeb.run.folder.run_folder import IDENTITY, TASK, RunFolder, identity, new_name
@@ -129,7 +130,7 @@ class Plan:
             count = len(used.accepted)
             plural = "s" if count != 1 else ""
             return f" under {count} accepted adjudication{plural} of {used.url} (sha256 {used.short})"
-        if (self.config.adjudications or "").strip().lower() == NONE:
+        if is_none(self.config.adjudications or ""):
             return " against the raw gold (dataset.adjudications: none)"
         return ""
 
@@ -245,7 +246,7 @@ def config_tree(config: Config, dataset: Dataset) -> dict[str, Any]:
 
 def _absolute(adjudications: str | None) -> str | None:
     """`dataset.adjudications` with a local path made absolute (`none` and other URLs as given)."""
-    if adjudications is None or adjudications.strip().lower() == NONE or not storage.is_local(adjudications):
+    if adjudications is None or is_none(adjudications) or not storage.is_local(adjudications):
         return adjudications
     return str(storage.local_path(adjudications).resolve())
 
