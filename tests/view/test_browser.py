@@ -241,6 +241,23 @@ def test_the_documents_page_reaches_a_failed_document(page, failing: Served) -> 
     assert "simulated malformed answer" in page.locator("#raw").inner_text()
     assert "attempts: 1" in page.locator("#record").inner_text()
     page.locator(".page img").first.wait_for()  # its PDF beside
+    summary = page.locator("ul.summary").inner_text()  # the error as its line of text, not as JSON
+    assert "failed (Unreadable: the answer holds no extraction" in summary and '\\"' not in summary
+
+
+def test_a_run_named_by_its_folder_is_shown_under_its_short_name(page, served: Served) -> None:
+    a, b = labels(served)
+    folder = Path(served.view.runs[1].url).name
+    page.goto(served.url + f"documents?run={quote(folder)}")
+    page.locator("#documents tbody tr").first.wait_for()
+    assert page.locator("#run").input_value() == b and page.locator("h1").inner_text() == f"Documents of {b}"
+    page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(folder)}")
+    page.locator("tr.verdict").first.wait_for()
+    assert page.locator("#vs option").evaluate_all("options => options.map(o => o.value)") == ["", a]
+    assert page.locator("ul.summary").inner_text().startswith(f"{b}: ")
+    page.goto(served.url + f"fields?run={quote(folder)}")
+    page.locator("#fields tbody tr").first.wait_for()
+    assert page.locator("#run").input_value() == b
 
 
 def test_a_misread_shows_both_keys_and_the_scorers_explanation(page, served: Served) -> None:

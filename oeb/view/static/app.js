@@ -63,6 +63,11 @@ function runIndex(label) {
   return index;
 }
 
+function runLabel(given) {
+  // the run's short name, however the URL names it: the menus, headings and links then agree
+  return RUNS[runIndex(given || RUNS[0].label)].label;
+}
+
 function suites() {
   return RUNS.length ? Object.keys(RUNS[0].per_suite || {}) : [];
 }
@@ -286,9 +291,8 @@ function moveFocus(event, selector) {
 }
 
 async function fields() {
-  const run = params.get("run") || RUNS[0].label;
+  const run = runLabel(params.get("run"));
   const suite = params.get("suite") || "";
-  runIndex(run);
   if (suite && !suites().includes(suite)) throw new Error(`no suite ${JSON.stringify(suite)}`);
   document.title = `oeb view: fields of ${run}`;
   const rows = await getJSON(params.get("trait") ? globalThis.OEB_SLICE_FIELDS(run) : api.fields(run, suite));
@@ -369,8 +373,7 @@ function schemaView(answer, doc, run) {
 
 async function schema() {
   const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  runIndex(run);
+  const run = runLabel(params.get("run"));
   document.title = `oeb view: schema of ${doc}`;
   const answer = await getJSON(api.schema(run, doc));
   show(el("h1", {}, `Schema of ${doc}`),

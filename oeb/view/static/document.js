@@ -6,11 +6,15 @@ const STATUSES = ["graded", "failed", "missing"];
 const ZOOMS = [["fit", "fit width"], ["1", "100%"], ["2", "200%"]];
 const POINT = 96 / 72; // CSS pixels per PDF point at 100%
 
+function errorText(error) {
+  // scores.jsonl keeps a document's error as its line of text; a record keeps it as an object
+  return typeof error === "string" ? error : error.message || JSON.stringify(error);
+}
+
 // -- every document of a run ---------------------------------------------------------------------
 
 async function documentList() {
-  const run = params.get("run") || RUNS[0].label;
-  runIndex(run);
+  const run = runLabel(params.get("run"));
   document.title = `oeb view: documents of ${run}`;
   const rows = await getJSON(api.documents(run));
   const state = { status: params.get("status") || "", suite: params.get("suite") || "", text: params.get("q") || "" };
@@ -32,7 +36,7 @@ async function documentList() {
     body.replaceChildren(...kept.map((row) => el("tr", { class: `doc ${row.status}`, "data-status": row.status },
       el("th", { scope: "row" }, el("a", { href: link("documents", { doc: row.doc_id, run }) }, row.doc_id)),
       el("td", {}, row.suite), el("td", {}, row.pages === null || row.pages === undefined ? "–" : String(row.pages)),
-      el("td", { title: row.error ? row.error.message || JSON.stringify(row.error) : null },
+      el("td", { title: row.error ? errorText(row.error) : null },
         el("span", { class: `status ${row.status}` }, row.status)),
       el("td", {}, percent(row.accuracy)),
       ERRORS.map((kind) => el("td", {}, String(row.counts[kind]))), el("td", {}, String(row.counts.matched)))));
@@ -94,7 +98,7 @@ function recordView(answer, label) {
   const record = answer.record;
   const parts = [el("h2", {}, `No graded answer from ${label}: ${answer.status}`)];
   if (!record) return [...parts, el("p", { class: "note" }, "The run saved no record of this document.")];
-  const error = record.error ? (record.error.message || JSON.stringify(record.error)) : "none recorded";
+  const error = record.error ? errorText(record.error) : "none recorded";
   parts.push(el("p", { class: "error", id: "record-error" }, `error: ${error}`),
     el("p", {}, `attempts: ${record.attempts === null || record.attempts === undefined ? "–" : record.attempts}`),
     el("h3", {}, "raw answer" + (record.raw_chars > (record.raw || "").length ? ` (first ${record.raw.length} of ${record.raw_chars} characters)` : "")),
@@ -117,10 +121,9 @@ function countsText(counts) {
 
 async function documentView() {
   const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  const vs = params.get("vs") || "";
+  const run = runLabel(params.get("run"));
+  const vs = params.get("vs") ? runLabel(params.get("vs")) : "";
   const labels = vs ? [run, vs] : [run];
-  labels.forEach(runIndex);
   document.title = `oeb view: ${doc}`;
   const state = { kind: params.get("kind") || "", field: params.get("field") || "", q: params.get("q") || "",
     sort: params.get("sort") || "order", zoom: params.get("zoom") || "fit", all: params.get("all") === "1" };
@@ -296,7 +299,7 @@ async function documentView() {
   const others = RUNS.map((r) => r.label).filter((label) => label !== run);
   const summary = heads.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
     (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
-      `${answer.status} (${answer.error ? answer.error.message || JSON.stringify(answer.error) : "no answer"})`)));
+      `${answer.status} (${answer.error ? errorText(answer.error) : "no answer"})`)));
   const failures = heads.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
   const kinds = KINDS.filter((kind) => heads.some((answer) => answer.counts && answer.counts[kind]));
   const allToggle = el("input", { id: "all-errors", type: "checkbox", checked: state.all,
