@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
     log_to_stderr()
     view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs, dataset=args.dataset)
+    if args.dataset is not None:  # named by the user: one that cannot be opened is refused now, not page by page
+        view.dataset()
     _slicing(view, args)
     review = None
     shown = args.review or args.adjudications

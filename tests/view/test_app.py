@@ -354,6 +354,24 @@ def test_a_dataset_that_moved_is_given_with_dataset(sample_runs: Runs, tmp_path:
         open_view([sample_runs.a], dataset=str(lacking)).dataset()
 
 
+def test_a_dataset_that_cannot_be_used_is_refused_before_serving(
+    sample_runs: Runs, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def served(*_: object) -> None:
+        raise AssertionError("oeb view served a --dataset it cannot use")
+
+    monkeypatch.setattr("oeb.view.app.server", served)
+    lacking = tmp_path / "lacking"
+    lacking.mkdir()
+    table = pq.read_table(Path(SAMPLE_DATASET) / "manifest.parquet")
+    pq.write_table(table.slice(0, 1), lacking / "manifest.parquet")
+    assert main(["view", sample_runs.a, "--dataset", str(tmp_path / "nowhere")]) == 1
+    assert main(["view", sample_runs.a, "--dataset", str(lacking)]) == 1
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and errors[0].startswith("oeb view: no dataset folder at ")
+    assert "lacks 11 of the runs' documents" in errors[1] and "Traceback" not in "".join(errors)
+
+
 def test_every_document_is_listed_with_its_status_and_counts(served: Served, sample_runs: Runs) -> None:
     rows = get(served, f"api/documents?run={quote(labels(served)[0])}").json()
     lines = [
