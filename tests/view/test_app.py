@@ -85,6 +85,14 @@ def test_field_counts_are_the_verdicts_grouped_by_folded_path(served: Served, su
         assert any("[]" in row["path"] for row in rows)  # line_items[].amount, not line_items[0].amount
 
 
+def test_the_bundled_mock_shows_every_verdict_kind_on_the_sample(served: Served) -> None:
+    """Run A is oeb/examples/mock.yaml on the bundled sample (seed 0): the offline demo shows each
+    verdict kind, fabricated included (the mock fabricates fields the gold leaves out)."""
+    rows = get(served, f"api/fields?run={quote(labels(served)[0])}").json()
+    totals = {kind: sum(row["counts"][kind] for row in rows) for kind in RESULTS}
+    assert all(totals.values()), totals
+
+
 def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Served, sample_runs: Runs) -> None:
     label = labels(served)[0]
     answer = get(served, f"api/documents/{quote(BRACKETS_DOC)}?run={quote(label)}").json()
