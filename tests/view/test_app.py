@@ -157,6 +157,18 @@ def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None
         assert ("total", "pred") not in places  # 99 is not on the page
 
 
+def test_a_node_above_fields_keeps_every_verdict_under_it(served: Served) -> None:
+    """The schema page links an object's or an array's node with `field=` its path."""
+    url = f"api/documents/short__h5Filing-46780-1?run={quote(labels(served)[0])}"
+    every = get(served, url).json()["verdicts"]
+    for node, prefix in (("pressure_tests", "pressure_tests["), ("injection_interval", "injection_interval.")):
+        kept = get(served, f"{url}&field={node}").json()["verdicts"]
+        assert kept and [v["n"] for v in kept] == [v["n"] for v in every if v["path"].startswith(prefix)]
+    leaf = get(served, f"{url}&field=pressure_tests[].minutes").json()["verdicts"]
+    assert len(leaf) == 3 and {v["path"] for v in leaf} == {"pressure_tests[].minutes"}
+    assert get(served, f"{url}&field=pressure").json()["verdicts"] == []  # a node, not a text prefix
+
+
 def test_a_page_is_rendered_as_png(served: Served) -> None:
     response = get(served, f"pages/{quote(BRACKETS_DOC)}/1.png")
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"

@@ -159,6 +159,12 @@ def test_the_schema_tree_counts_verdicts(page, served: Served) -> None:
     tree.wait_for()
     assert "misread" in tree.locator("li", has_text="customer").first.inner_text()
     assert tree.locator("li").count() > 5
+    page.goto(served.url + f"schema/short__h5Filing-46780-1?run={quote(labels(served)[0])}")
+    page.locator("#schema-tree").get_by_role("link", name="pressure_tests", exact=True).click()  # an array's node
+    page.locator("tr.verdict").first.wait_for()
+    paths = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.path)")
+    assert len(paths) == 6 and all(path.startswith("pressure_tests[]") for path in paths)
+    assert page.locator("#field").input_value() == "pressure_tests"
 
 
 def test_an_unknown_document_is_a_404_page(page, served: Served) -> None:

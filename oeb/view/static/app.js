@@ -361,7 +361,7 @@ function schemaView(answer, doc, run) {
     const total = under(path);
     const description = schema && typeof schema.description === "string" ? schema.description : "";
     const named = Object.keys(total).length && path
-      ? el("a", { class: "name", href: link("documents", { doc, run, field: counts[path] ? path : null }) }, name)
+      ? el("a", { class: "name", href: link("documents", { doc, run, field: path }) }, name)
       : el("span", { class: "name" }, name);
     const item = el("li", { id: "node-" + path }, named, " ", el("span", { class: "type" }, type), " ", badges(total),
       description ? el("div", { class: "description" }, description) : null);

@@ -106,6 +106,12 @@ function recordView(answer, label) {
   return parts;
 }
 
+function fieldChoices(paths, field) {
+  // the document's fields; a node above them (the schema page links objects and arrays) kept as chosen
+  const node = field && !paths.includes(field) ? [[field, `${field} (every field under it)`]] : [];
+  return [["", "every field"], ...node, ...paths.map((p) => [p, p])];
+}
+
 const ORDERS = [["order", "as graded"], ["errors", "errors first"], ["address", "by address"]];
 
 function valueCell(verdict, side, value) {
@@ -315,7 +321,7 @@ async function documentView() {
     el("div", { class: "controls" },
       runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
         (chosen) => { state.kind = chosen; refilter(true); }),
-      runSelect("field", state.field, [["", "every field"], ...(first.paths || []).map((p) => [p, p])], (chosen) => { state.field = chosen; refilter(true); }),
+      runSelect("field", state.field, fieldChoices(first.paths || [], state.field), (chosen) => { state.field = chosen; refilter(true); }),
       el("label", { for: "q" }, "find ", search),
       runSelect("sort", state.sort, ORDERS, (chosen) => { state.sort = chosen; refilter(true); }),
       runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],
