@@ -13,7 +13,7 @@ import contextlib
 import json
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ from oeb.report import leaderboard
 from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
 from oeb.report.folders import load_folders
 from oeb.report.runs import Run
-from oeb.run.grade.results import SCORER
+from oeb.run.grade.results import NO_PREDICTION, SCORER
 from oeb.scoring import RESULTS
 from oeb.view import document, paging
 from oeb.view.labels import folder_name, setting, short_names
@@ -161,7 +161,7 @@ class View:
         line = next(line for line in run.lines if line["id"] == doc_id)
         return {
             "suite": suites_of(run)[doc_id],
-            "status": line["status"],
+            "status": status_of(line),
             "accuracy": line.get("accuracy"),
             "error": line.get("error"),
             "record": None if line["status"] == "scored" else self._record(run, doc_id),
@@ -267,13 +267,12 @@ class View:
         for line in run.lines:
             doc_id = line["id"]
             entry: dict[str, Any] = dict(run.documents.get(doc_id) or {})
-            status = {"scored": "graded", "missing": "missing"}.get(line["status"], "failed")
             rows.append(
                 {
                     "doc_id": doc_id,
                     "suite": suites[doc_id],
                     "pages": entry.get("pages"),
-                    "status": status,
+                    "status": status_of(line),
                     "accuracy": line.get("accuracy"),
                     "counts": {kind: line.get(kind, 0) or 0 for kind in RESULTS},
                     "error": line.get("error"),
@@ -452,3 +451,12 @@ def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = Fals
     board = leaderboard(runs)
     order = {row["url"]: number for number, row in enumerate(board["rows"])}
     return View(sorted(runs, key=lambda run: order[run.url]), board, audit, dataset)
+
+
+def status_of(line: Mapping[str, Any]) -> str:
+    """A document's status in a run: graded, failed (the system gave no usable answer) or missing
+    (graded with --partial without an answer: never asked, or its answer never saved)."""
+    if line["status"] == "scored":
+        return "graded"
+    error = line.get("error")
+    return "missing" if isinstance(error, str) and error.startswith(f"{NO_PREDICTION}:") else "failed"

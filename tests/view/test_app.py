@@ -392,6 +392,21 @@ def test_a_dataset_that_cannot_be_used_is_refused_before_serving(
     assert "lacks 11 of the runs' documents" in errors[1] and "Traceback" not in "".join(errors)
 
 
+def test_a_document_never_answered_is_listed_as_missing(sample_runs: Runs, tmp_path: Path) -> None:
+    """Graded with --partial, a document without an answer is missing (never asked), not failed."""
+    folder = tmp_path / "partial"
+    shutil.copytree(sample_runs.b, folder)
+    for kept in ("records", "predictions"):
+        (folder / kept / f"{BRACKETS_DOC}.json").unlink()
+    assert main(["grade", str(folder), "--partial"]) == 0
+    view = open_view([str(folder)])
+    statuses = {row["doc_id"]: row["status"] for row in view.documents_json(view.labels[0])}
+    assert statuses.pop(BRACKETS_DOC) == "missing" and set(statuses.values()) == {"graded"}
+    answer = view.document_json(view.labels[0], BRACKETS_DOC)
+    assert answer["status"] == "missing" and answer["record"] is None and answer["verdicts"] == []
+    assert view.document_json(view.labels[0], HOSTILE_DOC)["status"] == "graded"
+
+
 def test_every_document_is_listed_with_its_status_and_counts(served: Served, sample_runs: Runs) -> None:
     rows = get(served, f"api/documents?run={quote(labels(served)[0])}").json()
     lines = [

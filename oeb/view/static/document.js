@@ -304,9 +304,9 @@ async function documentView() {
       labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"), el("th", { scope: "col" }, "verdict")]));
   const others = RUNS.map((r) => r.label).filter((label) => label !== run);
   const summary = heads.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
-    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
+    (answer.status === "graded" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
       `${answer.status} (${answer.error ? errorText(answer.error) : "no answer"})`)));
-  const failures = heads.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
+  const failures = heads.flatMap((answer, side) => (answer.status === "graded" ? [] : recordView(answer, labels[side])));
   const kinds = KINDS.filter((kind) => heads.some((answer) => answer.counts && answer.counts[kind]));
   const allToggle = el("input", { id: "all-errors", type: "checkbox", checked: state.all,
     onchange: (event) => { state.all = event.target.checked; outlineErrors().catch(fail); remember(); } });
