@@ -49,7 +49,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
     )
-    add_trait_flags(parser)  # with --dataset: the runs' dataset where it is now, if it moved since grading
+    add_trait_flags(
+        parser,
+        dataset_help="the runs' dataset where it is now, if it moved since grading (local, s3:// or hf://): the "
+        "PDFs, golds and schemas are read there; refused now if it cannot be opened or lacks a document",
+    )
     parser.set_defaults(run=run)
 
 

@@ -390,6 +390,9 @@ def test_a_dataset_that_cannot_be_used_is_refused_before_serving(
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 2 and errors[0].startswith("oeb view: no dataset folder at ")
     assert "lacks 11 of the runs' documents" in errors[1] and "Traceback" not in "".join(errors)
+    with pytest.raises(SystemExit):
+        main(["view", "--help"])
+    assert "where it is now, if it moved since grading" in " ".join(capsys.readouterr().out.split())
 
 
 def test_a_document_never_answered_is_listed_as_missing(sample_runs: Runs, tmp_path: Path) -> None:
