@@ -93,6 +93,14 @@ def test_the_bundled_mock_shows_every_verdict_kind_on_the_sample(served: Served)
     assert all(totals.values()), totals
 
 
+def test_each_errors_explanation_names_its_own_verdict(served: Served) -> None:
+    """The scorer's text beside an unfound or fabricated value says so, not 'misread'."""
+    url = f"api/documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[0])}"
+    for kind in ("misread", "unfound", "fabricated"):
+        verdicts = get(served, f"{url}&kind={kind}").json()["verdicts"]
+        assert verdicts and all(v["explain"].endswith(f"(this pair would be {kind})") for v in verdicts), kind
+
+
 def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Served, sample_runs: Runs) -> None:
     label = labels(served)[0]
     answer = get(served, f"api/documents/{quote(BRACKETS_DOC)}?run={quote(label)}").json()
