@@ -94,11 +94,14 @@ def test_the_bundled_mock_shows_every_verdict_kind_on_the_sample(served: Served)
 
 
 def test_each_errors_explanation_names_its_own_verdict(served: Served) -> None:
-    """The scorer's text beside an unfound or fabricated value says so, not 'misread'."""
+    """The scorer's text beside an unfound or fabricated value says so, not 'misread'; an invented
+    value's names the rule that made it one."""
     url = f"api/documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[0])}"
     for kind in ("misread", "unfound", "fabricated"):
         verdicts = get(served, f"{url}&kind={kind}").json()["verdicts"]
         assert verdicts and all(v["explain"].endswith(f"(this pair would be {kind})") for v in verdicts), kind
+    invented = get(served, f"{url}&kind=invented_field").json()["verdicts"]
+    assert invented and all(v["explain"].startswith("invented_field: only the prediction") for v in invented)
 
 
 def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Served, sample_runs: Runs) -> None:
