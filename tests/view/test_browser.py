@@ -212,6 +212,10 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
             f"of {misread['matching']} verdicts shown ({misread['total']} in all)"
             in page.locator("#count").inner_text()
         )
+        page.goto(site + f"documents/short__h5Filing-46780-1.html?run={quote(label)}&field=pressure_tests")
+        page.locator("tr.verdict").first.wait_for()  # an array's node, filtered here as on the server
+        paths = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.path)")
+        assert len(paths) == 6 and all(path.startswith("pressure_tests[]") for path in paths)
         other = labels(served)[0]  # side by side, merged from both runs' files
         page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&vs={quote(other)}&kind=errors")
         page.locator("tr.verdict").first.wait_for()
