@@ -32,8 +32,7 @@ def key_of(value: Any) -> str | None:
 _INVENTED = {
     "invented_item": "invented_item: only the prediction holds a value here, inside a predicted array item "
     "paired with no item of the gold (its address carries the p label); each of its values counts so",
-    "invented_field": "invented_field: only the prediction holds a value here, at an address the schema "
-    "does not offer",
+    "invented_field": "invented_field: only the prediction holds a value here, at an address the schema does not offer",
 }
 """Why an invented value is what it is: the pair alone (null, a value) would read as fabricated."""
 
