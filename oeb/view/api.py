@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import storage
-from oeb.errors import OebError, ReportMismatch, StorageFormatError, StorageNotFoundError, ViewNotFound
+from oeb.errors import (
+    DatasetNotFoundError,
+    OebError,
+    ReportMismatch,
+    StorageFormatError,
+    StorageNotFoundError,
+    ViewNotFound,
+)
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
 from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
@@ -363,7 +370,13 @@ class View:
         from oeb.report.audit import dataset_of
 
         if self.dataset_url is None:
-            return dataset_of(self.runs, None)
+            try:
+                return dataset_of(self.runs, None)
+            except DatasetNotFoundError as error:  # the runs name it; the user may not know it moved
+                raise DatasetNotFoundError(
+                    f"{error} (the runs were graded against it: if it moved, give where it is now with "
+                    "oeb view ... --dataset URL)"
+                ) from None
         from oeb.dataset import DEFAULT_MANIFEST, open_dataset
 
         manifest = next((run.named("manifest") for run in self.runs if run.named("manifest")), DEFAULT_MANIFEST)

@@ -24,7 +24,7 @@ from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
 
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
-from oeb.errors import ReportMismatch
+from oeb.errors import OebError, ReportMismatch
 from oeb.report.fields import fold
 from oeb.scoring import RESULTS
 from oeb.view.api import open_view
@@ -383,6 +383,20 @@ def test_a_dataset_that_moved_is_given_with_dataset(sample_runs: Runs, tmp_path:
     pq.write_table(table.filter(pc.not_equal(table["doc_id"], BRACKETS_DOC)), lacking / "manifest.parquet")
     with pytest.raises(ReportMismatch, match="lacks 1 of the runs' documents"):
         open_view([sample_runs.a], dataset=str(lacking)).dataset()
+
+
+def test_a_dataset_that_moved_says_how_to_give_it(sample_runs: Runs, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(sample_runs.a, folder)
+    settings = json.loads((folder / "settings.json").read_text())
+    (folder / "settings.json").write_text(json.dumps({**settings, "dataset": str(tmp_path / "gone")}))
+    view = open_view([str(folder)])
+    with pytest.raises(
+        OebError, match=r"no dataset folder at .*gone.* if it moved, give where it is now with oeb view"
+    ):
+        view.document_json(view.labels[0], BRACKETS_DOC)
+    moved = open_view([str(folder)], dataset=SAMPLE_DATASET)  # given where it is now: read there
+    assert moved.document_json(moved.labels[0], BRACKETS_DOC)["verdicts"]
 
 
 def test_a_dataset_that_cannot_be_used_is_refused_before_serving(
