@@ -168,6 +168,39 @@ def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None
         assert ("total", "pred") not in places  # 99 is not on the page
 
 
+@pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="no Tesseract (apt-get install -y tesseract-ocr)")
+def test_a_scanned_page_is_read_by_ocr_and_never_blames_the_document(tmp_path: Path) -> None:
+    """A page that is an image only: its values are found by OCR, and a misread is not found
+    there without the document being blamed (no_text_layer, never not_printed)."""
+    import io
+
+    import pypdfium2  # type: ignore[import-untyped]
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from dataset_files import Document, pdf_bytes, write_dataset
+
+    drawn = pypdfium2.PdfDocument(pdf_bytes(["Invoice INV-0042", "", "Total due: 1,234.50"]))[0]
+    scan = io.BytesIO()
+    drawn.render(scale=200 / 72).to_pil().convert("L").save(scan, format="PDF", resolution=200.0)
+    schema = {"type": "object", "properties": {"number": {"type": "string"}, "total": {"type": "number"}}}
+    dataset = str(tmp_path / "dataset")
+    gold = {"number": "INV-0042", "total": 1234.5}
+    write_dataset(dataset, [Document("scanned", "invoices", "s1", schema, gold, scan.getvalue())])
+    mine = tmp_path / "mine"
+    (mine / "predictions").mkdir(parents=True)
+    (mine / "predictions" / "scanned.json").write_text(json.dumps({"number": "INV-0042", "total": 99}))
+    assert main(["grade", str(mine), "--dataset", dataset]) == 0
+    view = open_view([str(mine)])
+    answer = view.document_json("mine", "scanned")
+    (note,) = answer["page_notes"]
+    assert note["source"] == "ocr" and "read by OCR" in note["note"]
+    located = {v["address"]: v["located"] for v in answer["verdicts"]}
+    for address in ("number", "total"):
+        assert located[address]["gold"]["status"] == "found" and located[address]["gold"]["ocr"] is True
+    assert located["total"]["pred"] == {"status": "no_text_layer", "others": 0}  # 99: not blamed on the document
+
+
 def test_a_node_above_fields_keeps_every_verdict_under_it(served: Served) -> None:
     """The schema page links an object's or an array's node with `field=` its path."""
     url = f"api/documents/short__h5Filing-46780-1?run={quote(labels(served)[0])}"
