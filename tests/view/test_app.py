@@ -217,6 +217,8 @@ def test_a_page_is_rendered_as_png(served: Served) -> None:
     response = get(served, f"pages/{quote(BRACKETS_DOC)}/1.png")
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
     assert response.content.startswith(b"\x89PNG\r\n\x1a\n")
+    width = int.from_bytes(response.content[16:20], "big")  # the PNG's IHDR: its width in pixels
+    assert width >= 595 * 96 / 72 * 2  # sharp at 200%: a pixel for each CSS pixel of the A4 page there
 
 
 def test_the_schema_has_the_documents_verdict_counts(served: Served) -> None:
