@@ -193,8 +193,8 @@ class Index:
         if wanted.number is not None:
             for word_id, part in self.by_number.get(wanted.number, ()):
                 found.setdefault((word_id, word_id, part), self._place([word_id], part))
-            for run in self.by_group.get(wanted.number, ()):
-                found.setdefault((run[0], run[-1], None), self._place(list(run), None))
+            for group in self.by_group.get(wanted.number, ()):
+                found.setdefault((group[0], group[-1], None), self._place(list(group), None))
         for text in wanted.texts:
             for word_id, part in self.by_part.get(text, ()):
                 found.setdefault((word_id, word_id, part), self._place([word_id], part))
