@@ -127,3 +127,5 @@ def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
     assert main(["report", str(sample_runs["cited"]), str(sample_runs["plain"]), "--format", "md"]) == 0
     table = capsys.readouterr().out
     assert "auto@99%" in table and "grounding F1" in table
+    plain_row = next(line for line in table.splitlines() if "cite=false" in line)
+    assert plain_row.rstrip().endswith("| n/a | n/a |")  # a run without citations: n/a, never 0 nor a blank

@@ -85,13 +85,30 @@ def test_report_grounding_recovers_the_mocks_error_profile(
         assert "matched_cited_right" in out.read_text() and "n/a" in out.read_text()
 
 
-@pytest.mark.parametrize("iou_text", ["0", "1.5", "-1", "half"])
+@pytest.mark.parametrize("iou_text", ["0", "1.5", "-1", "half", ""])
 def test_an_iou_outside_0_1_is_one_line_and_exit_2(
     iou_text: str, sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["report", str(sample_runs["cited"]), "--grounding", "--iou", iou_text]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--iou" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--grounding", "--calibration"], "--grounding and --calibration"),  # neither one dropped unsaid
+        (["--iou", "0.5"], "--iou goes with --grounding"),  # the default's own value too
+        (["--calibration", "--iou", "0.5"], "--iou goes with --grounding"),
+    ],
+)
+def test_flags_that_do_not_go_together_are_one_line_and_exit_2(
+    flags: list[str], said: str, sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(sample_runs["cited"]), *flags, "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and not captured.out
 
 
 def test_the_located_evidence_is_cached_per_dataset_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
