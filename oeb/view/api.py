@@ -229,14 +229,17 @@ class View:
         """Each verdict's `cited` place (page, bbox) and `grounding` category, when the run's system
         cited values (docs/grounding.md); the evidence is the report's: every place the locator
         finds the gold value printed."""
+        from oeb.grounding.cite import sound
         from oeb.grounding.verdicts import Cited, category
         from oeb.report.grounding import document_evidence
 
         try:
             url = storage.join(run.url, SCORER, "grounding.parquet")
             columns = ["address", "page", "x0", "y0", "x1", "y1"]
-            rows = storage.read_parquet(url, columns, filters=[("doc_id", "==", doc_id)]).to_pylist()
+            rows = sound(storage.read_parquet(url, columns, filters=[("doc_id", "==", doc_id)]))[0].to_pylist()
         except StorageNotFoundError:
+            return
+        except pa.ArrowException:  # columns of other types (a hand-made file): `oeb report` names it
             return
         cited = {
             row["address"]: Cited(
