@@ -220,7 +220,7 @@ def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = N
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
         raise UsageError("--grounding goes without --by, --audit and --fail-under")
     report = grounding.grounding(
-        runs, dataset_of(runs, None), _iou("0.5" if args.iou is None else args.iou), adjudications
+        runs, dataset_of(runs, args.dataset), _iou("0.5" if args.iou is None else args.iou), adjudications
     )
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)

@@ -145,3 +145,28 @@ def test_documents_located_by_a_process_per_core_are_located_as_here(monkeypatch
     assert [doc_id for doc_id, _ in pooled] == [row.doc_id for row in rows]
     assert dict(pooled) == here
     assert located.processes(20 * located.PER_PROCESS) >= min(2, os.cpu_count() or 1)
+
+
+def test_a_folder_that_does_not_name_its_dataset_is_grounded_with_dataset(
+    sample_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal says to give --dataset D; --grounding then takes it (it read no --dataset before)."""
+    import shutil
+
+    from oeb.dataset import SAMPLE_DATASET
+
+    folder = tmp_path / "anonymous"
+    shutil.copytree(sample_runs["cited"], folder)
+    for name in ("settings.json", "field_matching/summary.json"):
+        saved = json.loads((folder / name).read_text())
+        for block in (saved, saved.get("provenance") or {}):
+            block.pop("dataset", None)
+            block.pop("dataset_commit", None)
+        (folder / name).write_text(json.dumps(saved))
+    assert main(["report", str(folder), "--grounding"]) == 1
+    assert "give it with --dataset D" in capsys.readouterr().err
+    assert main(["report", str(folder), "--grounding", "--dataset", str(SAMPLE_DATASET), "--format", "json"]) == 0
+    [anonymous] = json.loads(capsys.readouterr().out)["runs"]
+    assert main(["report", str(sample_runs["cited"]), "--grounding", "--format", "json"]) == 0
+    [named] = json.loads(capsys.readouterr().out)["runs"]
+    assert anonymous["box"] == named["box"] and anonymous["categories"] == named["categories"]
