@@ -67,6 +67,26 @@ def read_grounding(run: Run, columns: list[str]) -> pa.Table | None:
     return table.select(columns)
 
 
+INVALID = ("invalid_citations", "invalid_confidences")
+
+
+def invalid(run: Run) -> dict[str, int]:
+    """How many of the run's citations and confidences grading dropped (summary.json's `grounding`,
+    docs/grounding.md); 0 where it recorded none or not a count."""
+    try:
+        summary = storage.read_json(storage.join(run.url, SCORER, "summary.json"))
+    except (StorageNotFoundError, StorageFormatError):  # an older or broken summary: figures without counts
+        summary = {}
+    block = summary.get("grounding") if isinstance(summary, dict) else None
+    block = block if isinstance(block, dict) else {}
+    return {
+        key: block[key]
+        if isinstance(block.get(key), int) and not isinstance(block[key], bool) and block[key] >= 0
+        else 0
+        for key in INVALID
+    }
+
+
 def values(run: Run) -> Values | None:
     """Every predicted value of the run's scored documents with its confidence; None without any."""
     grounding = read_grounding(run, ["doc_id", "address", "confidence"])

@@ -77,6 +77,10 @@ def test_a_hostile_answers_boxes_and_confidences_are_dropped_and_counted(
     assert summary["grounding"]["invalid_confidences"] == 2
     warned = [line for line in err.splitlines() if "invalid citations" in line]
     assert len(warned) == 1 and "2 invalid citations and 2 invalid confidences" in warned[0]
+    for flag in ("--grounding", "--calibration"):  # and the reports say them
+        assert main(["report", str(folder), flag, "--format", "json"]) == 0
+        [run] = json.loads(capsys.readouterr().out)["runs"]
+        assert (run["invalid_citations"], run["invalid_confidences"]) == (2, 2)
     assert pq.read_table(folder / RESULTS / "verdicts.parquet").equals(before)
 
 
