@@ -183,7 +183,7 @@ function boardTable() {
       el("td", {}, usd && usd.per_1k_pages !== null ? "$" + usd.per_1k_pages.toFixed(2) : "–"),
       el("td", {}, run.ci95 ? `${percent(run.ci95[0])}–${percent(run.ci95[1])}` : "–"),
       el("td", {}, seconds(run.latency_p50_s)), el("td", {}, seconds(run.latency_p95_s)),
-      grounded.map(([key]) => el("td", {}, key in run ? percent(run[key]) : "n/a")));
+      grounded.map(([key]) => el("td", {}, run[key] == null ? "n/a" : percent(run[key]))));
   });
   return el("table", { class: "numbers", id: "leaderboard" },
     el("thead", {}, el("tr", {}, head.map((name) => el("th", { scope: "col" }, name)))), el("tbody", {}, rows));
