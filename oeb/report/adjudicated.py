@@ -76,6 +76,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
     touched = [doc_id for doc_id, line in scored.items() if doc_id in by_doc or line.get("adjudications")]
     graded = _graded(run, touched) if touched else {}
     changed: dict[str, Adjudicated] = {}
+    regraded = dict(run.regraded)  # a run read again keeps the documents an earlier reading put back
     lines = []
     for line in run.lines:
         doc_id = line["id"]
@@ -83,7 +84,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
             lines.append(line)
             continue
         result, details = graded[doc_id]
-        done = adjudicate(result, details, by_doc.get(doc_id, []))
+        done = regraded[doc_id] = adjudicate(result, details, by_doc.get(doc_id, []))
         metrics = {key: value for key, value in done.result.items() if key in line}
         kept = {key: value for key, value in line.items() if key != "adjudications"}
         if not done.applied:
@@ -91,7 +92,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
             continue
         changed[doc_id] = done
         lines.append({**kept, **metrics, "adjudications": list(done.applied)})
-    return AdjudicatedRun(dataclasses.replace(run, lines=lines), run, changed)
+    return AdjudicatedRun(dataclasses.replace(run, lines=lines, regraded=regraded), run, changed)
 
 
 def gold_line(dataset: str | None, commit: str | None, adjudications: Adjudications | None) -> str:
