@@ -268,3 +268,23 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
     pinned = applying(None, dataset)
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
+
+
+def test_compare_says_which_gold(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`oeb compare` under a file names it beside its numbers (text, md, json), as the leaderboard
+    does; under the raw gold it names none."""
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    said = f"+ 1 adjudication (sha256 {entries.load(str(url)).short})"
+    a, b = gold_runs.runs[:2]
+    capsys.readouterr()
+    assert main(["compare", a, b, "--adjudications", str(url), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gold"].endswith(said)
+    for form in ("text", "md"):
+        assert main(["compare", a, b, "--adjudications", str(url), "--format", form]) == 0
+        assert said in capsys.readouterr().out.replace("\n", " "), form
+    assert main(["compare", a, b, "--adjudications", "none", "--format", "json"]) == 0
+    assert "gold" not in json.loads(capsys.readouterr().out)
