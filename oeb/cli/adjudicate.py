@@ -124,6 +124,10 @@ def _decide(args: argparse.Namespace) -> int:
     decided = [entries.decide(current.by_id(i), args.status, args.by, args.reason, value) for i in args.ids]
     updated = current.replaced(decided)
     updated.accepted  # noqa: B018 - refuses two accepted entries on one address before writing
+    if current.dataset is not None and any(entry.effect is not None for entry in decided):
+        from oeb.gold.check import decisions_refused
+
+        decisions_refused(updated, decided, _dataset_for(current, None))  # never write what grading refuses
     save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)

@@ -26,6 +26,7 @@ from typing import Any
 from oeb import _json, storage
 from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError, WriteRefused
 from oeb.gold import entries
+from oeb.gold.check import decisions_refused
 from oeb.gold.entries import Adjudications, Entry
 from oeb.view.api import View
 
@@ -224,6 +225,7 @@ class Review:
                 new = entries.decide(entry, status, self.by, reason)
             updated = current.replaced([new])
             updated.accepted  # noqa: B018 - two accepted entries on one address are refused before writing
+            decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
             entries.save(updated, self.url)
         return self._entry_json(new)
 

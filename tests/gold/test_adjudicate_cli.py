@@ -14,6 +14,7 @@ from goldruns import SEEDED, GoldRuns
 from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
+from oeb.errors import AdjudicationError
 from oeb.gold import entries
 from oeb.gold.check import leaves
 from oeb.report import load_run
@@ -288,3 +289,28 @@ def test_compare_says_which_gold(gold_runs: GoldRuns, tmp_path: Path, capsys: py
         assert said in capsys.readouterr().out.replace("\n", " "), form
     assert main(["compare", a, b, "--adjudications", "none", "--format", "json"]) == 0
     assert "gold" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_decision_grading_would_refuse_is_not_written(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value its schema refuses (`total` is a number), accepted on the command line or typed on the
+    review page, is refused in one line before the file is written: it would make every later grading
+    and report refuse the whole file."""
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    url = str(tmp_path / "adj.yaml")
+    proposed = propose(gold_runs, url)
+    typed = entries.Entry("typed", "short__invoice_4417", "total", "replace", value=1.0, reason="the page")
+    entries.save(proposed.replaced([typed]), url)
+    before = Path(url).read_bytes()
+    refused = "the value 'lots' is refused by the schema at total"
+    bad(["adjudicate", "accept", url, "typed", "--by", "ann", "--value", '"lots"'], refused, capsys)
+    review = Review(open_view(list(gold_runs.runs)), url, "ann")
+    body = {"id": "typed", "revision": typed.revision, "decision": "correct", "value": "lots", "reason": "typo"}
+    with pytest.raises(AdjudicationError, match=refused):
+        review.decide(body)
+    assert Path(url).read_bytes() == before
+    assert main(["adjudicate", "accept", url, "typed", "--by", "ann", "--value", "5411.73"]) == 0
+    assert entries.load(url).by_id("typed").value == 5411.73
