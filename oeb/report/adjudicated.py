@@ -113,11 +113,16 @@ class Gold:
 
 
 def _beside(runs: Sequence[Run]) -> str | None:
-    """The dataset's own adjudications.yaml, when the runs' dataset is a folder or s3:// and holds one
-    (a Hub dataset's file is named with --adjudications hf://...@commit/adjudications.yaml)."""
+    """The dataset's own adjudications.yaml, when the runs' dataset holds one: a folder, s3://, or a
+    Hub dataset at the commit the runs were graded at (where grading read it: `oeb.gold.check.applying`)."""
     named = next((run.named("dataset") for run in runs if run.named("dataset")), None)
-    if not isinstance(named, str) or named.startswith("hf://"):
+    if not isinstance(named, str):
         return None
+    if named.startswith("hf://"):
+        commit = next((run.named("dataset_commit") for run in runs if run.named("dataset_commit")), None)
+        if not isinstance(commit, str) or "@" in named:
+            return None  # no pinned commit: the file of another commit must not be read in its place
+        named = f"{named}@{commit}"
     url = storage.join(named, FILE_NAME)
     with contextlib.suppress(StorageError, ValueError):
         if storage.exists(url):

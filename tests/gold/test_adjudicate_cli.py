@@ -314,3 +314,27 @@ def test_a_decision_grading_would_refuse_is_not_written(
     assert Path(url).read_bytes() == before
     assert main(["adjudicate", "accept", url, "typed", "--by", "ann", "--value", "5411.73"]) == 0
     assert entries.load(url).by_id("typed").value == 5411.73
+
+
+def test_a_hub_datasets_own_file_is_read_as_it_was_graded(fake_hub, tmp_path: Path, capsys) -> None:
+    """A run of a Hub dataset whose repository holds adjudications.yaml is graded under it (pinned at
+    the commit graded); `oeb report RUN` with no flag reads it under the same file, not the raw gold."""
+    import uuid
+
+    from fixtures.datasets import publish as put_on_hub
+    from goldruns import damaged_sample, mock_run
+
+    folder = damaged_sample(tmp_path)
+    (folder / "adjudications.yaml").write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    hub = put_on_hub(fake_hub, folder, f"acme/adj-{uuid.uuid4().hex[:6]}")
+    run = mock_run(tmp_path / "runs", hub, 2)  # type: ignore[arg-type]
+    assert load_run(run).provenance["adjudications"]["applied"] == ["fix"]
+    capsys.readouterr()
+    assert main(["report", run, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["gold"]["applied"] == ["fix"] and "@" in board["gold"]["adjudications"]
+    assert main(["report", run, "--format", "json", "--adjudications", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["headline"] < board["rows"][0]["headline"]
