@@ -159,8 +159,9 @@ class Review:
                 listed = self._effects[1]
                 return {"file": self.url, "sha256": current.sha256, "entries": listed}
         effects: dict[str, dict[str, Any]] = {}
+        raw = Adjudications(())  # the view's runs are read under the file already: before is the raw gold
         try:
-            done = [adjudicate_run(run, current) for run in self.view.runs]
+            done = [adjudicate_run(adjudicate_run(run, raw).run, current) for run in self.view.runs]
         except AdjudicationError as error:
             done, problem = [], str(error)
         else:

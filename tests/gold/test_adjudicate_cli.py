@@ -338,3 +338,27 @@ def test_a_hub_datasets_own_file_is_read_as_it_was_graded(fake_hub, tmp_path: Pa
     assert board["gold"]["applied"] == ["fix"] and "@" in board["gold"]["adjudications"]
     assert main(["report", run, "--format", "json", "--adjudications", "none"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["headline"] < board["rows"][0]["headline"]
+
+
+def test_the_adjudications_list_gives_each_effect_from_the_raw_gold(gold_runs: GoldRuns, tmp_path: Path) -> None:
+    """`/api/adjudications` gives, per run, the document's accuracy before an entry (the raw gold) and
+    after it, also when the explorer reads the runs under that file (`oeb view --adjudications`)."""
+    from oeb.report import leaderboard
+    from oeb.report.adjudicated import annotate, under_gold
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    view = open_view(list(gold_runs.runs))
+    raw = {run.label: next(line for line in run.lines if line["id"] == "short__invoice_4417") for run in view.runs}
+    gold = under_gold(view.runs, str(url))  # as `oeb view` does with a file
+    view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
+    [listed] = Review(view, str(url), None).adjudications_json()["entries"]
+    assert len(listed["effect"]) >= 2  # the runs whose system read the accepted value
+    for label, effect in listed["effect"].items():
+        assert effect["accuracy"][0] == raw[label]["accuracy"] < effect["accuracy"][1], label
+        assert effect["verdicts"] == [{"address": "customer", "result": "matched"}]
