@@ -29,7 +29,7 @@ def configured(folder: str) -> str | None:
     given = named.get("adjudications") if isinstance(named, dict) else None
     if given is None:
         return None
-    if not readable_on_word(given):
+    if not isinstance(given, str) or not readable_on_word(given):
         raise AdjudicationError(
             f"{url} names the adjudication file {given!r}, which oeb does not read on a run folder's word "
             f"(only {NONE}, a local path, s3:// or hf://); if you trust it: --adjudications URL"
