@@ -152,6 +152,9 @@ def test_sample_writes_verify_entries_once(tmp_path: Path, capsys: pytest.Captur
     )
     first = entries.load(url)
     assert len(first.entries) == 20 and {e.action for e in first.entries} == {"verify"}
+    # each located where its value stands, so the review page opens it on that page (some on page 2)
+    places = [e.evidence for e in first.entries]
+    assert all(p and p["page"] >= 1 and len(p["bbox"]) == 4 for p in places) and max(p["page"] for p in places) > 1
     assert (
         main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
     )
