@@ -316,7 +316,22 @@ def read_parquet(url: str, columns: Sequence[str] | None = None, filters: Any = 
     try:
         return pq.read_table(pa.BufferReader(data), columns=columns, filters=filters)
     except pa.ArrowInvalid as error:
-        raise StorageFormatError(f"{url} is not a parquet file ({error}); rewrite it as parquet") from error
+        missing = _missing_columns(data, columns)
+        if missing:
+            raise StorageFormatError(
+                f"{url} has no column {', '.join(missing)}; rewrite it as oeb writes it"
+            ) from error
+        reason = " ".join(str(error).split())  # one line: Arrow's messages span several
+        raise StorageFormatError(f"{url} is not a parquet file ({reason}); rewrite it as parquet") from error
+
+
+def _missing_columns(data: bytes, columns: Sequence[str] | None) -> list[str]:
+    """The `columns` a readable parquet file lacks (none when it is no parquet file at all)."""
+    try:
+        names = set(pq.read_schema(pa.BufferReader(data)).names)
+    except pa.ArrowException:
+        return []
+    return [name for name in columns or () if name not in names]
 
 
 def write_bytes(url: str, data: bytes) -> None:

@@ -118,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--iou",
-        default="0.5",
+        default=None,
         metavar="X",
         help="--grounding: the overlap (intersection over union, in (0, 1]) a cited box needs with the "
         "value's printed place to be right (default 0.5)",
@@ -217,9 +217,11 @@ def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = N
     from oeb.report.audit import dataset_of
     from oeb.report.tables import fitted_table
 
-    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.calibration:
-        raise UsageError("--grounding goes without --by, --audit, --fail-under and --calibration")
-    report = grounding.grounding(runs, dataset_of(runs, None), _iou(args.iou), adjudications)
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
+        raise UsageError("--grounding goes without --by, --audit and --fail-under")
+    report = grounding.grounding(
+        runs, dataset_of(runs, args.dataset), _iou("0.5" if args.iou is None else args.iou), adjudications
+    )
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
@@ -281,10 +283,12 @@ def run(args: argparse.Namespace) -> int:
     if (args.mix or args.mix_from) and "field" in by:
         raise UsageError("--mix and --mix-from give scores per system; leave --by field out")
     log_to_stderr()
-    if args.iou != "0.5" and not args.grounding:
+    if args.iou is not None and not args.grounding:
         raise UsageError("--iou goes with --grounding")
+    if args.grounding and args.calibration:
+        raise UsageError("--grounding and --calibration are two reports: give one of them, then the other")
     if args.grounding:
-        _iou(args.iou)  # checked before any folder is read
+        _iou("0.5" if args.iou is None else args.iou)  # checked before any folder is read
     from oeb.report.adjudicated import annotate, lines, under_gold
 
     gold = under_gold(load_folders(args.runs, all_runs=args.all_runs), args.adjudications)

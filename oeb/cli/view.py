@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
             gold = under_gold(view.runs, url)  # the leaderboard and fields under the file, as oeb report
             view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
+            view.adjudications = gold.adjudications  # the document pages' grounding on the same evidence
     if args.export:
         from oeb.view.export import export
 

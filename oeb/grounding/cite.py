@@ -178,3 +178,43 @@ def check(doc_id: str, system: str, cites: Iterable[Cite], pages: Sequence[PageS
 def table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     """Rows of `check` as the grounding.parquet table."""
     return pa.Table.from_pylist(list(rows), schema=SCHEMA)
+
+
+def sound(table: pa.Table) -> tuple[pa.Table, int, int]:
+    """A grounding.parquet read back (a run folder is hostile: a published one may be written by
+    hand) with what grading never writes set to null, as `check` drops it: a page under 1 (with its
+    box), a box not finite, negative or inverted, a confidence outside [0, 1] or NaN; and how many
+    citations and confidences were nulled. A column of a type that cannot be cast to grounding.parquet's raises
+    `pyarrow.ArrowException`."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    names = table.column_names
+    table = table.cast(pa.schema([SCHEMA.field(name) for name in names]))
+    bad_citations = bad_confidences = 0
+    if "confidence" in names:
+        value = table["confidence"]
+        bad = pc.and_(
+            pc.is_valid(value),
+            pc.invert(pc.fill_null(pc.and_(pc.greater_equal(value, 0.0), pc.less_equal(value, 1.0)), False)),
+        )
+        bad_confidences = pc.sum(pc.cast(bad, pa.int64())).as_py() or 0
+        table = table.set_column(names.index("confidence"), "confidence", pc.if_else(bad, None, value))
+    if "page" in names:
+        page = table["page"]
+        bad_page = pc.fill_null(pc.less(page, 1), False)
+        bad = bad_page
+        if all(name in names for name in ("x0", "y0", "x1", "y1")):
+            x0, y0, x1, y1 = (table[name] for name in ("x0", "y0", "x1", "y1"))
+            good = pc.and_(
+                pc.and_(pc.greater_equal(x0, 0.0), pc.greater_equal(y0, 0.0)),
+                pc.and_(pc.and_(pc.greater(x1, x0), pc.greater(y1, y0)), pc.and_(pc.is_finite(x1), pc.is_finite(y1))),
+            )
+            given = pc.or_(pc.or_(pc.is_valid(x0), pc.is_valid(y0)), pc.or_(pc.is_valid(x1), pc.is_valid(y1)))
+            bad_box = pc.and_(given, pc.invert(pc.fill_null(good, False)))
+            drop_box = pc.or_(bad_box, bad_page)
+            for name in ("x0", "y0", "x1", "y1"):
+                table = table.set_column(names.index(name), name, pc.if_else(drop_box, None, table[name]))
+            bad = pc.or_(bad_page, bad_box)
+        bad_citations = pc.sum(pc.cast(bad, pa.int64())).as_py() or 0
+        table = table.set_column(names.index("page"), "page", pc.if_else(bad_page, None, page))
+    return table, bad_citations, bad_confidences

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from oeb.grounding import calibration as cal
-from oeb.report.confidence import values
+from oeb.report.confidence import invalid, values
 from oeb.report.paired import document_draws
 from oeb.report.runs import Run
 
@@ -72,7 +72,7 @@ def run_calibration(run: Run) -> dict[str, Any]:
     figures["fields"] = [
         {"field": name} | _figures(found.confidence[rows], found.right[rows]) for name, rows in sorted(by_field.items())
     ]
-    return head | {"confidence": True} | figures
+    return head | {"confidence": True} | figures | invalid(run)
 
 
 def calibration(runs: list[Run]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ verdicts.parquet), read by `oeb report --calibration` and the leaderboard's `aut
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,11 +11,14 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import storage
-from oeb.errors import StorageNotFoundError
+from oeb.errors import StorageFormatError, StorageNotFoundError
 from oeb.grounding import calibration as cal
+from oeb.grounding.cite import SCHEMA, sound
 from oeb.report.fields import fold
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
+
+log = logging.getLogger("oeb.report")
 
 
 @dataclass(frozen=True)
@@ -28,12 +32,59 @@ class Values:
     right: np.ndarray[Any, np.dtype[np.bool_]]
 
 
+_WARNED: set[str] = set()
+"""grounding.parquet files already warned of in this process (the leaderboard and a report read one twice)."""
+
+
 def read_grounding(run: Run, columns: list[str]) -> pa.Table | None:
-    """The run's grounding.parquet (None: it has none: its system gave no citation nor confidence)."""
+    """The run's grounding.parquet (None: it has none: its system gave no citation nor confidence),
+    with what grading never writes nulled (`oeb.grounding.cite.sound`) and warned of once."""
+    url = storage.join(run.url, SCORER, "grounding.parquet")
     try:
-        return storage.read_parquet(storage.join(run.url, SCORER, "grounding.parquet"), columns)
+        table = storage.read_parquet(url)  # whole (it is small), so each read counts the same
     except StorageNotFoundError:
         return None
+    missing = [name for name in columns if name not in table.column_names]
+    if missing:
+        raise StorageFormatError(f"{url} has no column {', '.join(missing)}; oeb grade RUN rewrites it")
+    try:
+        known = [name for name in SCHEMA.names if name in table.column_names]
+        table, citations, confidences = sound(table.select(known))
+    except pa.ArrowException as error:
+        reason = str(error).splitlines()[0]
+        raise StorageFormatError(
+            f"{url} has columns of the wrong type ({reason}); oeb grade RUN rewrites it"
+        ) from error
+    if (citations or confidences) and url not in _WARNED:
+        _WARNED.add(url)
+        log.warning(
+            "%s: %d citations and %d confidences oeb never writes (a page under 1, a negative or inverted box, "
+            "a confidence outside [0, 1]) are left out; oeb grade RUN rewrites the file",
+            url,
+            citations,
+            confidences,
+        )
+    return table.select(columns)
+
+
+INVALID = ("invalid_citations", "invalid_confidences")
+
+
+def invalid(run: Run) -> dict[str, int]:
+    """How many of the run's citations and confidences grading dropped (summary.json's `grounding`,
+    docs/grounding.md); 0 where it recorded none or not a count."""
+    try:
+        summary = storage.read_json(storage.join(run.url, SCORER, "summary.json"))
+    except (StorageNotFoundError, StorageFormatError):  # an older or broken summary: figures without counts
+        summary = {}
+    block = summary.get("grounding") if isinstance(summary, dict) else None
+    block = block if isinstance(block, dict) else {}
+    return {
+        key: block[key]
+        if isinstance(block.get(key), int) and not isinstance(block[key], bool) and block[key] >= 0
+        else 0
+        for key in INVALID
+    }
 
 
 def values(run: Run) -> Values | None:

@@ -23,7 +23,7 @@ from oeb.grounding.cite import SCHEMA, address_of, leaves
 from oeb.grounding.located import Job, locate_all
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import label_of
-from oeb.report.confidence import read_grounding
+from oeb.report.confidence import invalid, read_grounding
 from oeb.report.fields import fold
 from oeb.report.paired import RESAMPLES, document_draws
 from oeb.report.runs import Run
@@ -200,6 +200,7 @@ class _Counted:
             "cited_values": total.cited,
             **levels,
             "categories": {name: total.categories.get(name, 0) for name in CATEGORIES},
+            **invalid(self.run),
         }
 
 

@@ -68,7 +68,9 @@ def _cells(row: dict[str, Any], board: dict[str, Any], between: str = "; ") -> l
         _latency(row),
         "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}",
         *scorer,
-        *(_pct(row.get(key)) for key, _ in _grounded(board)),
+        *(
+            "n/a" if row.get(key) is None else _pct(row[key]) for key, _ in _grounded(board)
+        ),  # none given or none verifiable
     ]
 
 

@@ -56,7 +56,10 @@ class Extend(Adapter):
     poll_interval: float = field(default=5.0, metadata={"help": "seconds between polls"})
     citations: bool = field(
         default=False,
-        metadata={"help": "ask each value's citation polygons and OCR confidence (advancedOptions.citationsEnabled)"},
+        metadata={
+            "help": "ask each value's citation polygons and confidence (advancedOptions.citationsEnabled; "
+            "logprobsConfidence, else ocrConfidence)"
+        },
     )
 
     def prepare_schema(self, schema: dict[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from oeb.view.slices import Slicing
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
+    from oeb.gold.entries import Adjudications
 
 SCALE = 2.5
 """Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
@@ -60,6 +61,8 @@ class View:
     audit: bool = False
     dataset_url: str | None = None
     slicing: Slicing = field(default_factory=Slicing)
+    adjudications: Adjudications | None = None
+    """The adjudication file the runs are shown under: its evidence boxes are the grounding's evidence."""
     _verdicts: dict[str, tuple[pa.Table, dict[str, tuple[int, int]]]] = field(default_factory=dict, repr=False)
     _dataset: Dataset | None = field(default=None, repr=False)
     _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)
@@ -229,14 +232,17 @@ class View:
         """Each verdict's `cited` place (page, bbox) and `grounding` category, when the run's system
         cited values (docs/grounding.md); the evidence is the report's: every place the locator
         finds the gold value printed."""
+        from oeb.grounding.cite import sound
         from oeb.grounding.verdicts import Cited, category
         from oeb.report.grounding import document_evidence
 
         try:
             url = storage.join(run.url, SCORER, "grounding.parquet")
             columns = ["address", "page", "x0", "y0", "x1", "y1"]
-            rows = storage.read_parquet(url, columns, filters=[("doc_id", "==", doc_id)]).to_pylist()
+            rows = sound(storage.read_parquet(url, columns, filters=[("doc_id", "==", doc_id)]))[0].to_pylist()
         except StorageNotFoundError:
+            return
+        except pa.ArrowException:  # columns of other types (a hand-made file): `oeb report` names it
             return
         cited = {
             row["address"]: Cited(
@@ -248,6 +254,10 @@ class View:
         if not cited:
             return
         evidence = document_evidence(self.dataset(), doc_id)
+        if self.adjudications is not None:  # the person's boxes, as `oeb report --grounding` takes them
+            from oeb.grounding.adjudicated import with_entries
+
+            evidence = with_entries({doc_id: evidence}, self.adjudications.entries).get(doc_id, {})
         for verdict in verdicts:
             place = cited.get(verdict["address"])
             if place is not None:

@@ -91,6 +91,12 @@ def test_a_citation_on_the_entrys_box_counts_right_with_the_file_only(
         assert main(["report", str(run), "--format", "json", "--adjudications", adjudications]) == 0
         f1[adjudications] = json.loads(capsys.readouterr().out)["rows"][0]["grounding_f1"]
     assert f1[str(file)] > f1["none"]  # the leaderboard's column judges on the same evidence
+    for adjudications, category in (("none", "unverifiable"), (str(file), right)):  # and oeb view's document page
+        site = tmp_path / f"site-{category}"
+        assert main(["view", str(run), "--adjudications", adjudications, "--export", str(site)]) == 0
+        [answer] = (site / "api" / "runs").glob(f"*/documents/{doc_id}.json")
+        shown = next(v for v in json.loads(answer.read_text())["verdicts"] if v["address"] == address)
+        assert shown.get("grounding") == category, adjudications
     moved = {**decided, "evidence": {"page": 1, "bbox": [300.0, 500.0, 360.0, 512.0]}}  # the person's box elsewhere
     file.write_text(json.dumps([moved]))
     elsewhere = report(str(file))

@@ -127,3 +127,12 @@ def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
     assert main(["report", str(sample_runs["cited"]), str(sample_runs["plain"]), "--format", "md"]) == 0
     table = capsys.readouterr().out
     assert "auto@99%" in table and "grounding F1" in table
+    plain_row = next(line for line in table.splitlines() if "cite=false" in line)
+    assert plain_row.rstrip().endswith("| n/a | n/a |")  # a run without citations: n/a, never 0 nor a blank
+    from oeb.report import leaderboard
+    from oeb.report.folders import load_folders
+    from oeb.report.tables import markdown
+
+    board = leaderboard(load_folders([str(sample_runs["cited"])]))
+    board["rows"][0]["grounding_f1"] = None  # cited, but no value verifiable (a scanned set)
+    assert markdown(board).split("\n")[4].endswith(" | n/a | " + f"{100 * board['rows'][0]['auto_99']:.2f} |")

@@ -96,3 +96,38 @@ def test_the_document_page_draws_the_cited_box_where_the_api_says(served: tuple[
         assert "grounding: matched cited right" in page.locator("#where").inner_text()
         browser.close()
     assert not errors
+
+
+def test_both_leaderboard_pages_show_the_grounding_columns(
+    served: tuple[object, str], sample_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """`oeb view`'s leaderboard and `oeb report --format html`'s have the terminal table's
+    `grounding F1` and `auto@99%` columns: the figure on the cited run, n/a on the plain one."""
+    from oeb.cli import main
+
+    view, url = served
+    report = tmp_path / "board.html"
+    assert (
+        main(["report", str(sample_runs["cited"]), str(sample_runs["plain"]), "--format", "html", "--out", str(report)])
+        == 0
+    )
+    [cited] = [row for row in view.runs_json() if "auto_99" in row]  # type: ignore[attr-defined]
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        for address, table, digits in ((url, "#leaderboard", 1), (report.as_uri(), "#board", 2)):
+            page.goto(address)
+            page.locator(f"{table} tbody tr").first.wait_for()
+            head = page.locator(f"{table} thead th").all_inner_texts()
+            assert head[-2:] == ["grounding F1", "auto@99%"], address
+            for line in page.locator(f"{table} tbody tr").all():
+                cells = line.locator("th, td").all_inner_texts()
+                if "cite=true" in cells[0]:
+                    shown = [f"{100 * cited[key]:.{digits}f}" for key in ("grounding_f1", "auto_99")]
+                    assert cells[-2:] == shown, address
+                else:
+                    assert cells[-2:] == ["n/a", "n/a"], address
+        browser.close()
+    assert not errors

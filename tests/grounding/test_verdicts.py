@@ -85,13 +85,30 @@ def test_report_grounding_recovers_the_mocks_error_profile(
         assert "matched_cited_right" in out.read_text() and "n/a" in out.read_text()
 
 
-@pytest.mark.parametrize("iou_text", ["0", "1.5", "-1", "half"])
+@pytest.mark.parametrize("iou_text", ["0", "1.5", "-1", "half", ""])
 def test_an_iou_outside_0_1_is_one_line_and_exit_2(
     iou_text: str, sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["report", str(sample_runs["cited"]), "--grounding", "--iou", iou_text]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--iou" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--grounding", "--calibration"], "--grounding and --calibration"),  # neither one dropped unsaid
+        (["--iou", "0.5"], "--iou goes with --grounding"),  # the default's own value too
+        (["--calibration", "--iou", "0.5"], "--iou goes with --grounding"),
+    ],
+)
+def test_flags_that_do_not_go_together_are_one_line_and_exit_2(
+    flags: list[str], said: str, sample_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(sample_runs["cited"]), *flags, "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and not captured.out
 
 
 def test_the_located_evidence_is_cached_per_dataset_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,3 +145,28 @@ def test_documents_located_by_a_process_per_core_are_located_as_here(monkeypatch
     assert [doc_id for doc_id, _ in pooled] == [row.doc_id for row in rows]
     assert dict(pooled) == here
     assert located.processes(20 * located.PER_PROCESS) >= min(2, os.cpu_count() or 1)
+
+
+def test_a_folder_that_does_not_name_its_dataset_is_grounded_with_dataset(
+    sample_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal says to give --dataset D; --grounding then takes it (it read no --dataset before)."""
+    import shutil
+
+    from oeb.dataset import SAMPLE_DATASET
+
+    folder = tmp_path / "anonymous"
+    shutil.copytree(sample_runs["cited"], folder)
+    for name in ("settings.json", "field_matching/summary.json"):
+        saved = json.loads((folder / name).read_text())
+        for block in (saved, saved.get("provenance") or {}):
+            block.pop("dataset", None)
+            block.pop("dataset_commit", None)
+        (folder / name).write_text(json.dumps(saved))
+    assert main(["report", str(folder), "--grounding"]) == 1
+    assert "give it with --dataset D" in capsys.readouterr().err
+    assert main(["report", str(folder), "--grounding", "--dataset", str(SAMPLE_DATASET), "--format", "json"]) == 0
+    [anonymous] = json.loads(capsys.readouterr().out)["runs"]
+    assert main(["report", str(sample_runs["cited"]), "--grounding", "--format", "json"]) == 0
+    [named] = json.loads(capsys.readouterr().out)["runs"]
+    assert anonymous["box"] == named["box"] and anonymous["categories"] == named["categories"]

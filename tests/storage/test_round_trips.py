@@ -71,5 +71,16 @@ def test_bad_content_names_the_url_and_the_problem(folder: str) -> None:
         storage.read_json(storage.join(folder, "bad.json"))
     with pytest.raises(StorageFormatError, match=r"bad\.jsonl line 2 is not JSON"):
         storage.read_jsonl(storage.join(folder, "bad.jsonl"))
-    with pytest.raises(StorageFormatError, match=r"bad\.json is not a parquet file"):
+    with pytest.raises(StorageFormatError, match=r"bad\.json is not a parquet file") as refused:
         storage.read_parquet(storage.join(folder, "bad.json"))
+    assert "\n" not in str(refused.value)  # one line, though Arrow's message spans several
+
+
+def test_a_parquet_file_without_a_column_asked_names_the_column(folder: str) -> None:
+    import pyarrow as pa
+
+    url = storage.join(folder, "short.parquet")
+    storage.write_parquet(url, pa.table({"doc_id": ["a"], "foo": [1]}))
+    with pytest.raises(StorageFormatError, match=r"short\.parquet has no column address, page;") as refused:
+        storage.read_parquet(url, ["doc_id", "address", "page"])
+    assert "\n" not in str(refused.value)

@@ -165,8 +165,11 @@ function seconds(value) {
 }
 
 function boardTable() {
+  // docs/grounding.md: each shown when some run has its figure; n/a on a run without it
+  const grounded = [["grounding_f1", "grounding F1"], ["auto_99", "auto@99%"]].filter(([key]) => RUNS.some((run) => key in run));
   const head = ["system", "headline", "accuracy", "misread", "unfound", "fabricated", "inv. item", "inv. field",
-    "coverage", "documents", "cost/doc", "cost/1k pages", "accuracy 95% CI", "latency p50", "latency p95"];
+    "coverage", "documents", "cost/doc", "cost/1k pages", "accuracy 95% CI", "latency p50", "latency p95",
+    ...grounded.map(([, name]) => name)];
   const rows = RUNS.map((run) => {
     const price = cost(run);
     const usd = run.cost && run.cost.usd;
@@ -179,7 +182,8 @@ function boardTable() {
       el("td", {}, price ? (price.unit === "$" ? "$" + price.value.toFixed(4) : price.value.toFixed(2) + " credits") : "–"),
       el("td", {}, usd && usd.per_1k_pages !== null ? "$" + usd.per_1k_pages.toFixed(2) : "–"),
       el("td", {}, run.ci95 ? `${percent(run.ci95[0])}–${percent(run.ci95[1])}` : "–"),
-      el("td", {}, seconds(run.latency_p50_s)), el("td", {}, seconds(run.latency_p95_s)));
+      el("td", {}, seconds(run.latency_p50_s)), el("td", {}, seconds(run.latency_p95_s)),
+      grounded.map(([key]) => el("td", {}, run[key] == null ? "n/a" : percent(run[key]))));
   });
   return el("table", { class: "numbers", id: "leaderboard" },
     el("thead", {}, el("tr", {}, head.map((name) => el("th", { scope: "col" }, name)))), el("tbody", {}, rows));
