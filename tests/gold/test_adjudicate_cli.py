@@ -274,9 +274,11 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
 
 
-def test_compare_says_which_gold(gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`oeb compare` under a file names it beside its numbers (text, md, json), as the leaderboard
-    does; under the raw gold it names none."""
+def test_compare_and_slices_say_which_gold(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`oeb compare`, `oeb report --by field` and `--by TRAIT` under a file name it beside their
+    numbers, as the leaderboard does; under the raw gold they name none."""
     url = tmp_path / "adj.yaml"
     url.write_text(
         "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
@@ -292,6 +294,13 @@ def test_compare_says_which_gold(gold_runs: GoldRuns, tmp_path: Path, capsys: py
         assert said in capsys.readouterr().out.replace("\n", " "), form
     assert main(["compare", a, b, "--adjudications", "none", "--format", "json"]) == 0
     assert "gold" not in json.loads(capsys.readouterr().out)
+    for by in ("field", "pages"):
+        assert main(["report", a, b, "--by", by, "--adjudications", str(url), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["gold"].endswith(said), by
+        assert main(["report", a, b, "--by", by, "--adjudications", str(url), "--format", "md"]) == 0
+        assert said in capsys.readouterr().out, by
+        assert main(["report", a, b, "--by", by, "--adjudications", "none", "--format", "json"]) == 0
+        assert "gold" not in json.loads(capsys.readouterr().out), by
 
 
 def test_a_decision_grading_would_refuse_is_not_written(
