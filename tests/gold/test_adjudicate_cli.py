@@ -374,3 +374,28 @@ def test_the_adjudications_list_gives_each_effect_from_the_raw_gold(gold_runs: G
     for label, effect in listed["effect"].items():
         assert effect["accuracy"][0] == raw[label]["accuracy"] < effect["accuracy"][1], label
         assert effect["verdicts"] == [{"address": "customer", "result": "matched"}]
+
+
+def test_the_view_reads_a_run_as_the_report_does(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run graded under a file its folder does not name (`oeb grade --adjudications`) is read under
+    the raw gold by `oeb report` with no flag; `oeb view` with no flag showed the graded numbers."""
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[1], run)
+    assert main(["grade", str(run), "--adjudications", str(url)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    site = tmp_path / "site"
+    assert main(["view", str(run), "--export", str(site)]) == 0
+    [shown] = json.loads((site / "api" / "runs.json").read_text())
+    assert shown["headline"] == row["headline"]
+    page = json.loads((site / "api" / "runs" / "0" / "documents" / "short__invoice_4417.json").read_text())
+    customer = next(v for v in page["verdicts"] if v["address"] == "customer")
+    assert (customer["result"], customer.get("adjudication")) == ("misread", None)
