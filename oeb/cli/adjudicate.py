@@ -12,7 +12,7 @@ from oeb.errors import AdjudicationError, UsageError
 
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
-    from oeb.gold.entries import Adjudications
+    from oeb.gold.entries import Adjudications, Entry
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -81,10 +81,18 @@ def _header(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
     return adjudications
 
 
+def _located(found: list[Entry], dataset: Dataset) -> list[Entry]:
+    """The entries with evidence: where each value stands on its document's PDF (oeb.view.evidence)."""
+    from oeb.view.evidence import located
+
+    wanted = {entry.doc_id for entry in found}
+    golds = {row.doc_id: gold for row, gold in dataset.golds([r for r in dataset.rows if r.doc_id in wanted])}
+    return located(found, dataset, golds)
+
+
 def _propose(args: argparse.Namespace) -> int:
     from oeb.gold import entries, propose
     from oeb.report import audit, load_runs
-    from oeb.view.evidence import located
 
     runs = load_runs(args.runs)
     min_agree = args.min_agree or audit.default_min_agree(len(runs))
@@ -92,10 +100,7 @@ def _propose(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-agree {min_agree}: give 2 to {len(runs)} (the runs given)")
     dataset = audit.dataset_of(runs, None)
     findings = audit.audit(runs, dataset, min_agree)
-    proposed = propose.entries_of(findings)
-    wanted = {e.doc_id for e in proposed}
-    golds = {row.doc_id: gold for row, gold in dataset.golds([r for r in dataset.rows if r.doc_id in wanted])}
-    proposed = located(proposed, dataset, golds)
+    proposed = _located(propose.entries_of(findings), dataset)
     existing = _header(entries.load_or_empty(args.out), dataset)
     merged, added, refreshed = propose.merge(existing, proposed)
     entries.save(merged, args.out)
@@ -124,6 +129,10 @@ def _decide(args: argparse.Namespace) -> int:
     decided = [entries.decide(current.by_id(i), args.status, args.by, args.reason, value) for i in args.ids]
     updated = current.replaced(decided)
     updated.accepted  # noqa: B018 - refuses two accepted entries on one address before writing
+    if current.dataset is not None and any(entry.effect is not None for entry in decided):
+        from oeb.gold.check import decisions_refused
+
+        decisions_refused(updated, decided, _dataset_for(current, None))  # never write what grading refuses
     save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
@@ -205,6 +214,7 @@ def _sample(args: argparse.Namespace) -> int:
     existing = _header(entries.load_or_empty(args.out), dataset)
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
+    fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
     entries.save(existing.replaced(fresh), args.out)
     print(
         f"oeb adjudicate: {len(fresh)} sampled gold values of {len(values)} as verify entries in {args.out} "

@@ -101,10 +101,14 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a positive number of documents")
     log_to_stderr()
-    from oeb.report.adjudicated import under_gold
+    from oeb.report.adjudicated import gold_line, under_gold
 
     loaded = labelled([load_one(args.run_a, "RUN_A"), load_one(args.run_b, "RUN_B")], distinct=False)
-    a, b = under_gold(loaded, args.adjudications).runs
+    gold = under_gold(loaded, args.adjudications)
+    a, b = gold.runs
+    said = None  # which gold the numbers are read under, when a file applied (as the leaderboard says it)
+    if gold.adjudications is not None:
+        said = gold_line(a.named("dataset"), a.named("dataset_commit"), gold.adjudications)
     if a.scorer != b.scorer:  # allowed (how a new scorer moves a run's numbers), but never silently
         print(
             f"oeb compare: note: {a.name} and {b.name} were graded by different scorers ({a.scorer or 'unrecorded'} "
@@ -114,9 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if args.by:
         if args.fail_if_worse is not None:
             raise UsageError("--by goes without --fail-if-worse (the gate is on all documents)")
-        emit("compare", _by_traits(a, b, args), args.out)
+        emit("compare", _by_traits(a, b, args, said), args.out)
         return 0
-    result = compare(a, b, args.top)
+    result = compare(a, b, args.top) | ({"gold": said} if said else {})
     if args.format == "text":
         text = _text(result, args.out is not None)
     elif args.format == "md":
@@ -137,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _by_traits(a: Any, b: Any, args: argparse.Namespace) -> str | None:
+def _by_traits(a: Any, b: Any, args: argparse.Namespace, gold: str | None) -> str | None:
     """`--by TRAIT`: the paired statistics of B - A per slice."""
     from oeb.cli._slices import rendered, traits_of
     from oeb.report.slice_tables import compare_blocks
@@ -145,7 +149,7 @@ def _by_traits(a: Any, b: Any, args: argparse.Namespace) -> str | None:
 
     traits = traits_of([a, b], args, "compare")
     result = compare_slices(a, b, traits, args.by, args.min_docs)
-    title = f"{b.name} - {a.name} by {' × '.join(args.by)}"
+    title = f"{b.name} - {a.name} by {' × '.join(args.by)}" + (f"; {gold}" if gold else "")
     from oeb.cli.report import _text as tables
 
     blocks = compare_blocks(result, a.label, b.label)

@@ -165,12 +165,13 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool, 
     by_url = {run.url: run for run in runs}
     ordered = [by_url[row["url"]] for row in board["rows"]]
     fields = {run.url: field_rows(run_verdicts(run), suites=suites_of(run)) for run in ordered}
+    gold = board["gold"]["line"] if "gold" in board else None  # the counts say which decisions they used
     if form == "json":
         answer = [
             {"label": run.label, "folder": run.url, "fields": [row_json(row) for row in fields[run.url]]}
             for run in ordered
         ]
-        return json.dumps({"runs": answer}, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps({"runs": answer, **({"gold": gold} if gold else {})}, indent=2, ensure_ascii=False) + "\n"
     header = ["field", *(kind.replace("invented_", "inv. ") for kind in RESULTS), "total", "accuracy", "documents"]
 
     def cells(row: Any) -> list[str]:
@@ -181,11 +182,11 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool, 
         blocks = [
             f"## {run.label}\n\n" + markdown_table(header, [cells(r) for r in fields[run.url]]) for run in ordered
         ]
-        return "\n\n".join(blocks) + "\n"
+        return "\n\n".join(blocks) + "\n" + (f"\n{gold}\n" if gold else "")
     console = _console(to_file)
     width = None if wide else console.width
     drop = ("documents", "total", "inv. field", "inv. item", "fabricated")  # the rarer kinds first
-    title = "{} · verdicts per field, worst first"
+    title = "{} · verdicts per field, worst first" + (f" · {gold}" if gold else "")
     how = "--wide or --format md shows every column"
     tables = [
         fitted_table(title.format(run.label), header, list(map(cells, fields[run.url])), width, droppable=drop, how=how)
@@ -371,6 +372,8 @@ def _sliced(
     if not blocks:
         raise UsageError("nothing to slice by: give --by TRAIT, --mix or --mix-from")
     title = f"{board['dataset']} · {board['documents']} documents" + (f" · by {' × '.join(asked)}" if asked else "")
+    if "gold" in board:  # the slices say which decisions they used, as the leaderboard does
+        title, answer = f"{title} · {board['gold']['line']}", {**answer, "gold": board["gold"]["line"]}
     return rendered(blocks, args.format, title, answer, to_file, _text)
 
 

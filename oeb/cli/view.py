@@ -83,7 +83,14 @@ def run(args: argparse.Namespace) -> int:
         from oeb.report.adjudicated import applying_url
 
         shown = applying_url(view.runs, None)
-    if shown is not None and shown.strip().lower() != "none":
+    if (shown is None or shown.strip().lower() == "none") and args.review is None:
+        from oeb.report import leaderboard
+        from oeb.report.adjudicated import annotate, under_gold
+
+        gold = under_gold(view.runs, "none")  # the raw gold: runs graded under a file put back, as oeb report
+        if gold.runs is not view.runs:
+            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs), gold)
+    elif shown is not None and shown.strip().lower() != "none":
         from oeb.gold import entries
         from oeb.view.review import Review
 

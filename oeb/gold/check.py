@@ -196,6 +196,21 @@ def problems(
     return found + [line for entry in entries for line in said[entry.id]]
 
 
+def decisions_refused(adjudications: Adjudications, decided: Sequence[Entry], dataset: Dataset) -> None:
+    """Refuse, in one line before anything is written, decisions that would make the file unusable
+    by grading: an entry accepted with a value its schema refuses (a typed `4,24` for a whole number)
+    or at an address the gold lacks. (Two accepted on one address: `Adjudications.accepted`.)"""
+    import dataclasses
+
+    changing = [entry for entry in decided if entry.effect is not None]
+    if not changing:
+        return
+    found = problems(dataclasses.replace(adjudications, entries=tuple(changing)), dataset)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise AdjudicationError(f"{adjudications.url}: {found[0]}{more}; nothing was changed")
+
+
 def checked(adjudications: Adjudications, dataset: Dataset) -> Adjudications:
     """The file, when every accepted entry can be applied to this dataset; else one line naming the
     first problem (and how many there are), before anything is graded."""

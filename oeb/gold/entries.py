@@ -209,7 +209,7 @@ def parse_entry(raw: Any, where: str) -> Entry:
     by = _text(raw, "by", where, required=False)
     if status != "proposed" and (reason is None or by is None):
         missing = "reason" if reason is None else "by"
-        raise AdjudicationError(f"{where}: a {status} entry needs `{missing}:` (who decided, and why)")
+        raise AdjudicationError(f"{where}: an {status} entry needs `{missing}:` (who decided, and why)")
     date = raw.get("date")
     return Entry(
         id=str(entry_id),

@@ -29,13 +29,21 @@ def configured(folder: str) -> str | None:
     given = named.get("adjudications") if isinstance(named, dict) else None
     if given is None:
         return None
-    scheme, separator, _ = given.partition("://") if isinstance(given, str) else ("", "", "")
-    if not isinstance(given, str) or not given.strip() or (separator and scheme.lower() not in FOLDER_SCHEMES):
+    if not isinstance(given, str) or not readable_on_word(given):
         raise AdjudicationError(
             f"{url} names the adjudication file {given!r}, which oeb does not read on a run folder's word "
             f"(only {NONE}, a local path, s3:// or hf://); if you trust it: --adjudications URL"
         )
     return given
+
+
+def readable_on_word(given: object) -> bool:
+    """Whether a file a run folder or a published run names may be read on its word: `none`, a local
+    path, s3:// or hf://, never a URL of a stranger's choosing (http://, ...)."""
+    if not isinstance(given, str) or not given.strip():
+        return False
+    scheme, separator, _ = given.partition("://")
+    return not separator or scheme.lower() in FOLDER_SCHEMES
 
 
 def is_none(given: str) -> bool:

@@ -227,6 +227,7 @@ def adjudications_of(published: Run, given: str | None) -> str:
     import hashlib
 
     from oeb.errors import AdjudicationError
+    from oeb.gold.where import readable_on_word
 
     if given is not None:
         return given
@@ -235,6 +236,12 @@ def adjudications_of(published: Run, given: str | None) -> str:
         return "none"
     beside = storage.join(published.url.rstrip("/").rsplit("/", 1)[0], "adjudications.yaml")
     url = beside if storage.exists(beside) else str(recorded.get("url"))
+    if url != beside and not readable_on_word(url):  # a published run never chooses what oeb fetches
+        raise AdjudicationError(
+            f"{published.url} names the adjudication file {url!r}, which oeb does not read on a published "
+            "run's word (only a local path, s3:// or hf://) and which is not published beside it; give "
+            "--adjudications URL (or none)"
+        )
     try:
         data = storage.read_bytes(url)
     except StorageError:

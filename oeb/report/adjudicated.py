@@ -76,6 +76,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
     touched = [doc_id for doc_id, line in scored.items() if doc_id in by_doc or line.get("adjudications")]
     graded = _graded(run, touched) if touched else {}
     changed: dict[str, Adjudicated] = {}
+    regraded = dict(run.regraded)  # a run read again keeps the documents an earlier reading put back
     lines = []
     for line in run.lines:
         doc_id = line["id"]
@@ -83,7 +84,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
             lines.append(line)
             continue
         result, details = graded[doc_id]
-        done = adjudicate(result, details, by_doc.get(doc_id, []))
+        done = regraded[doc_id] = adjudicate(result, details, by_doc.get(doc_id, []))
         metrics = {key: value for key, value in done.result.items() if key in line}
         kept = {key: value for key, value in line.items() if key != "adjudications"}
         if not done.applied:
@@ -91,7 +92,7 @@ def adjudicate_run(run: Run, adjudications: Adjudications) -> AdjudicatedRun:
             continue
         changed[doc_id] = done
         lines.append({**kept, **metrics, "adjudications": list(done.applied)})
-    return AdjudicatedRun(dataclasses.replace(run, lines=lines), run, changed)
+    return AdjudicatedRun(dataclasses.replace(run, lines=lines, regraded=regraded), run, changed)
 
 
 def gold_line(dataset: str | None, commit: str | None, adjudications: Adjudications | None) -> str:
@@ -112,11 +113,16 @@ class Gold:
 
 
 def _beside(runs: Sequence[Run]) -> str | None:
-    """The dataset's own adjudications.yaml, when the runs' dataset is a folder or s3:// and holds one
-    (a Hub dataset's file is named with --adjudications hf://...@commit/adjudications.yaml)."""
+    """The dataset's own adjudications.yaml, when the runs' dataset holds one: a folder, s3://, or a
+    Hub dataset at the commit the runs were graded at (where grading read it: `oeb.gold.check.applying`)."""
     named = next((run.named("dataset") for run in runs if run.named("dataset")), None)
-    if not isinstance(named, str) or named.startswith("hf://"):
+    if not isinstance(named, str):
         return None
+    if named.startswith("hf://"):
+        commit = next((run.named("dataset_commit") for run in runs if run.named("dataset_commit")), None)
+        if not isinstance(commit, str) or "@" in named:
+            return None  # no pinned commit: the file of another commit must not be read in its place
+        named = f"{named}@{commit}"
     url = storage.join(named, FILE_NAME)
     with contextlib.suppress(StorageError, ValueError):
         if storage.exists(url):

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from oeb import storage
 from oeb.errors import StorageNotFoundError
 from oeb.report.runs import Run
-from oeb.run.grade.results import SCORER, VERDICT_SCHEMA
+from oeb.run.grade.results import SCORER, VERDICT_SCHEMA, verdict_table
 from oeb.scoring import RESULTS
 
 _INDEX = re.compile(r"\[p?[0-9]+\]")
@@ -86,11 +87,27 @@ COLUMNS = ["id", "address", "result"]
 
 
 def run_verdicts(run: Run) -> pa.Table:
-    """The run's verdicts.parquet, only `COLUMNS` (none when grading kept no verdicts)."""
+    """The run's verdicts.parquet, only `COLUMNS` (none when grading kept no verdicts), under the gold
+    the run was read under (`regraded_into`)."""
     try:
-        return storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), COLUMNS)
+        table = storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), COLUMNS)
     except StorageNotFoundError:
-        return VERDICT_SCHEMA.empty_table().select(COLUMNS)
+        table = VERDICT_SCHEMA.empty_table().select(COLUMNS)
+    return regraded_into(run, table)
+
+
+def regraded_into(run: Run, table: pa.Table) -> pa.Table:
+    """Rows of the run's verdicts.parquet with the documents read again under the chosen gold
+    (`Run.regraded`) in place of what grading wrote: a run graded under one adjudication file and read
+    under another (or none) shows the verdicts its numbers count. Each document's rows stay together."""
+    if not run.regraded:
+        return table
+    again = [
+        verdict_table(doc_id, done.details, done.marks).select(table.column_names).cast(table.schema)
+        for doc_id, done in run.regraded.items()
+    ]
+    kept = table.filter(pc.invert(pc.is_in(table["id"], value_set=pa.array(list(run.regraded), pa.string()))))
+    return pa.concat_tables([kept, *again])
 
 
 def suites_of(run: Run) -> dict[str, str]:

@@ -117,8 +117,9 @@ def render(result: dict[str, Any], form: str) -> str:
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     from oeb.report.tables import markdown_table
 
+    plural = "" if result["accepted"] == 1 else "s"
     head = (
-        f"{result['accepted']} accepted adjudications of {result['adjudications']} "
+        f"{result['accepted']} accepted adjudication{plural} of {result['adjudications']} "
         f"(sha256 {result['sha256'][:12]}); headline in percent, difference per document (paired bootstrap)"
     )
     table = markdown_table(HEADER, rows(result), {1, 2, 3, 4, 6, 7})

@@ -17,6 +17,7 @@ from typing import Any
 
 from oeb import storage
 from oeb.dataset import Dataset
+from oeb.report.adjudicated import lines as gold_lines
 from oeb.report.audit import COLUMNS as AUDIT_COLUMNS
 from oeb.report.audit import Finding, findings_json
 from oeb.report.audit import rows as audit_rows
@@ -118,6 +119,7 @@ def render_html(
         "documents": documents,
         "verdicts": list(VERDICTS),
         "audit": None if findings is None else findings_json(findings),
+        "gold": gold_lines(board),  # the gold used, its error (per suite) and the ranks within its noise
     }
     page = resources.files("oeb.report").joinpath("page.html").read_text(encoding="utf-8")
     head, rest = page.split("/*DATA*/null")

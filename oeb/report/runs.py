@@ -18,6 +18,7 @@ from oeb import _json, storage
 from oeb._manifest import is_file_name
 from oeb.errors import OebError, ReportError, ReportMismatch, StorageError, StorageNotFoundError
 from oeb.formats import DocumentEntry
+from oeb.gold.apply import Adjudicated
 from oeb.run.grade import pages
 from oeb.scoring import RESULTS
 
@@ -41,6 +42,9 @@ class Run:
     label: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
     wall_s: dict[str, float] = field(default_factory=dict)
+    regraded: dict[str, Adjudicated] = field(default_factory=dict, repr=False)
+    """The documents read again under the gold a reader chose (`oeb.report.adjudicated`), whose verdicts
+    then stand in for those grading wrote (verdicts.parquet, details/), which may be another file's."""
 
     @property
     def name(self) -> str:
@@ -282,7 +286,10 @@ def load_runs(urls: list[str], distinct: bool = True) -> list[Run]:
 
 
 def details(run: Run, doc_id: str) -> list[dict[str, Any]]:
-    """A scored document's verdicts (details/<id>.jsonl); empty when the run kept no details for it."""
+    """A scored document's verdicts (details/<id>.jsonl, or as read again under the chosen gold: `regraded`);
+    empty when the run kept no details for it."""
+    if doc_id in run.regraded:
+        return run.regraded[doc_id].details
     try:
         verdicts: list[dict[str, Any]] = storage.read_jsonl(
             storage.join(run.url, _RESULTS, "details", f"{doc_id}.jsonl")

@@ -302,12 +302,13 @@ def top_rows(block: dict[str, Any]) -> list[list[str]]:
 
 
 def compare_heading(result: dict[str, Any]) -> str:
-    """Which run is A and which B, with their headlines."""
+    """Which run is A and which B, with their headlines, and the gold they were read under when an
+    adjudication file applied (`gold`: oeb.report.adjudicated.gold_line)."""
     a, b = result["a"], result["b"]
     return (
         f"A = {a['run']} ({a['system']}, headline {_pct(a['headline'])}), "
         f"B = {b['run']} ({b['system']}, headline {_pct(b['headline'])})"
-    )
+    ) + (f"; {result['gold']}" if result.get("gold") else "")
 
 
 def paired_note(result: dict[str, Any]) -> str:

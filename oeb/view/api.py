@@ -30,7 +30,7 @@ from oeb.errors import (
 )
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
-from oeb.report.fields import COLUMNS, field_rows, fold, row_json, suites_of
+from oeb.report.fields import COLUMNS, field_rows, fold, regraded_into, row_json, suites_of
 from oeb.report.folders import load_folders
 from oeb.report.runs import Run
 from oeb.run.grade.results import NO_PREDICTION, SCORER
@@ -437,7 +437,7 @@ class View:
                 except StorageFormatError:  # graded before verdicts named the adjudication that changed them
                     table = storage.read_parquet(url, ["id", *_DOCUMENT_COLUMNS[:-1]])
                     table = table.append_column("adjudication", pa.nulls(table.num_rows, pa.string()))
-                table = table.sort_by("id")
+                table = regraded_into(run, table).sort_by("id")  # under the gold the view reads (stable)
                 spans: dict[str, tuple[int, int]] = {}
                 for offset, doc_id in enumerate(table.column("id").to_pylist()):
                     start, count = spans.get(doc_id, (offset, 0))

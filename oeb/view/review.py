@@ -26,6 +26,7 @@ from typing import Any
 from oeb import _json, storage
 from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError, WriteRefused
 from oeb.gold import entries
+from oeb.gold.check import decisions_refused
 from oeb.gold.entries import Adjudications, Entry
 from oeb.view.api import View
 
@@ -158,8 +159,9 @@ class Review:
                 listed = self._effects[1]
                 return {"file": self.url, "sha256": current.sha256, "entries": listed}
         effects: dict[str, dict[str, Any]] = {}
+        raw = Adjudications(())  # the view's runs are read under the file already: before is the raw gold
         try:
-            done = [adjudicate_run(run, current) for run in self.view.runs]
+            done = [adjudicate_run(adjudicate_run(run, raw).run, current) for run in self.view.runs]
         except AdjudicationError as error:
             done, problem = [], str(error)
         else:
@@ -224,6 +226,7 @@ class Review:
                 new = entries.decide(entry, status, self.by, reason)
             updated = current.replaced([new])
             updated.accepted  # noqa: B018 - two accepted entries on one address are refused before writing
+            decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
             entries.save(updated, self.url)
         return self._entry_json(new)
 

@@ -14,6 +14,7 @@ from goldruns import SEEDED, GoldRuns
 from oeb import storage
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
+from oeb.errors import AdjudicationError
 from oeb.gold import entries
 from oeb.gold.check import leaves
 from oeb.report import load_run
@@ -151,6 +152,9 @@ def test_sample_writes_verify_entries_once(tmp_path: Path, capsys: pytest.Captur
     )
     first = entries.load(url)
     assert len(first.entries) == 20 and {e.action for e in first.entries} == {"verify"}
+    # each located where its value stands, so the review page opens it on that page (some on page 2)
+    places = [e.evidence for e in first.entries]
+    assert all(p and p["page"] >= 1 and len(p["bbox"]) == 4 for p in places) and max(p["page"] for p in places) > 1
     assert (
         main(["adjudicate", "sample", SAMPLE_DATASET, "--n", "20", "--seed", "4", "--by", "suite", "--out", url]) == 0
     )
@@ -268,3 +272,130 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
     pinned = applying(None, dataset)
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
+
+
+def test_compare_and_slices_say_which_gold(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`oeb compare`, `oeb report --by field` and `--by TRAIT` under a file name it beside their
+    numbers, as the leaderboard does; under the raw gold they name none."""
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    said = f"+ 1 adjudication (sha256 {entries.load(str(url)).short})"
+    a, b = gold_runs.runs[:2]
+    capsys.readouterr()
+    assert main(["compare", a, b, "--adjudications", str(url), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gold"].endswith(said)
+    for form in ("text", "md"):
+        assert main(["compare", a, b, "--adjudications", str(url), "--format", form]) == 0
+        assert said in capsys.readouterr().out.replace("\n", " "), form
+    assert main(["compare", a, b, "--adjudications", "none", "--format", "json"]) == 0
+    assert "gold" not in json.loads(capsys.readouterr().out)
+    for by in ("field", "pages"):
+        assert main(["report", a, b, "--by", by, "--adjudications", str(url), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["gold"].endswith(said), by
+        assert main(["report", a, b, "--by", by, "--adjudications", str(url), "--format", "md"]) == 0
+        assert said in capsys.readouterr().out, by
+        assert main(["report", a, b, "--by", by, "--adjudications", "none", "--format", "json"]) == 0
+        assert "gold" not in json.loads(capsys.readouterr().out), by
+
+
+def test_a_decision_grading_would_refuse_is_not_written(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value its schema refuses (`total` is a number), accepted on the command line or typed on the
+    review page, is refused in one line before the file is written: it would make every later grading
+    and report refuse the whole file."""
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    url = str(tmp_path / "adj.yaml")
+    proposed = propose(gold_runs, url)
+    typed = entries.Entry("typed", "short__invoice_4417", "total", "replace", value=1.0, reason="the page")
+    entries.save(proposed.replaced([typed]), url)
+    before = Path(url).read_bytes()
+    refused = "the value 'lots' is refused by the schema at total"
+    bad(["adjudicate", "accept", url, "typed", "--by", "ann", "--value", '"lots"'], refused, capsys)
+    review = Review(open_view(list(gold_runs.runs)), url, "ann")
+    body = {"id": "typed", "revision": typed.revision, "decision": "correct", "value": "lots", "reason": "typo"}
+    with pytest.raises(AdjudicationError, match=refused):
+        review.decide(body)
+    assert Path(url).read_bytes() == before
+    assert main(["adjudicate", "accept", url, "typed", "--by", "ann", "--value", "5411.73"]) == 0
+    assert entries.load(url).by_id("typed").value == 5411.73
+
+
+def test_a_hub_datasets_own_file_is_read_as_it_was_graded(fake_hub, tmp_path: Path, capsys) -> None:
+    """A run of a Hub dataset whose repository holds adjudications.yaml is graded under it (pinned at
+    the commit graded); `oeb report RUN` with no flag reads it under the same file, not the raw gold."""
+    import uuid
+
+    from fixtures.datasets import publish as put_on_hub
+    from goldruns import damaged_sample, mock_run
+
+    folder = damaged_sample(tmp_path)
+    (folder / "adjudications.yaml").write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    hub = put_on_hub(fake_hub, folder, f"acme/adj-{uuid.uuid4().hex[:6]}")
+    run = mock_run(tmp_path / "runs", hub, 2)  # type: ignore[arg-type]
+    assert load_run(run).provenance["adjudications"]["applied"] == ["fix"]
+    capsys.readouterr()
+    assert main(["report", run, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["gold"]["applied"] == ["fix"] and "@" in board["gold"]["adjudications"]
+    assert main(["report", run, "--format", "json", "--adjudications", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["headline"] < board["rows"][0]["headline"]
+
+
+def test_the_adjudications_list_gives_each_effect_from_the_raw_gold(gold_runs: GoldRuns, tmp_path: Path) -> None:
+    """`/api/adjudications` gives, per run, the document's accuracy before an entry (the raw gold) and
+    after it, also when the explorer reads the runs under that file (`oeb view --adjudications`)."""
+    from oeb.report import leaderboard
+    from oeb.report.adjudicated import annotate, under_gold
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    view = open_view(list(gold_runs.runs))
+    raw = {run.label: next(line for line in run.lines if line["id"] == "short__invoice_4417") for run in view.runs}
+    gold = under_gold(view.runs, str(url))  # as `oeb view` does with a file
+    view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
+    [listed] = Review(view, str(url), None).adjudications_json()["entries"]
+    assert len(listed["effect"]) >= 2  # the runs whose system read the accepted value
+    for label, effect in listed["effect"].items():
+        assert effect["accuracy"][0] == raw[label]["accuracy"] < effect["accuracy"][1], label
+        assert effect["verdicts"] == [{"address": "customer", "result": "matched"}]
+
+
+def test_the_view_reads_a_run_as_the_report_does(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run graded under a file its folder does not name (`oeb grade --adjudications`) is read under
+    the raw gold by `oeb report` with no flag; `oeb view` with no flag showed the graded numbers."""
+    url = tmp_path / "adj.yaml"
+    url.write_text(
+        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Foods],"
+        " status: accepted, by: ann, reason: on the page}\n"
+    )
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[1], run)
+    assert main(["grade", str(run), "--adjudications", str(url)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    site = tmp_path / "site"
+    assert main(["view", str(run), "--export", str(site)]) == 0
+    [shown] = json.loads((site / "api" / "runs.json").read_text())
+    assert shown["headline"] == row["headline"]
+    page = json.loads((site / "api" / "runs" / "0" / "documents" / "short__invoice_4417.json").read_text())
+    customer = next(v for v in page["verdicts"] if v["address"] == "customer")
+    assert (customer["result"], customer.get("adjudication")) == ("misread", None)

@@ -297,3 +297,32 @@ def test_readers_take_the_configured_file(damaged: Path, tmp_path: Path, capsys:
     exported = tmp_path / "site"
     assert main(["view", str(folder), "--export", str(exported)]) == 0
     assert str(adjudications) in (exported / "api" / "runs.json").read_text()
+
+
+def test_verdicts_shown_are_those_of_the_gold_read(
+    damaged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Per-field counts (`oeb report --by field`), the HTML report's verdicts and the view's pages show
+    the verdicts the numbers count under the gold read, not those grading wrote: a run graded under the
+    file and read under none shows the scorer's misread, unmarked; read under the file, matched with
+    the entry's id (a run graded under the file showed its matched under none, and a raw run its misread
+    under the file)."""
+    from oeb.report import load_runs
+    from oeb.report.adjudicated import under_gold
+    from oeb.report.runs import details
+
+    adjudications, folder, _ = _run_under_entry(damaged, tmp_path)
+    for gold, result, mark in (("none", "misread", None), (str(adjudications), "matched", "fix")):
+        capsys.readouterr()
+        assert main(["report", str(folder), "--by", "field", "--format", "json", "--adjudications", gold]) == 0
+        [fields] = json.loads(capsys.readouterr().out)["runs"]
+        counts = next(row["counts"] for row in fields["fields"] if row["path"] == "customer")
+        assert counts["misread"] == (result == "misread"), gold
+        [run] = under_gold(load_runs([str(folder)]), gold).runs
+        verdict = next(v for v in details(run, "short__invoice_4417") if v["address"] == [["k", "customer"]])
+        assert verdict["result"] == result, gold
+        site = tmp_path / f"site-{mark}"
+        assert main(["view", str(folder), "--export", str(site), "--adjudications", gold]) == 0
+        page = json.loads((site / "api" / "runs" / "0" / "documents" / "short__invoice_4417.json").read_text())
+        shown = next(v for v in page["verdicts"] if v["address"] == "customer")
+        assert (shown["result"], shown.get("adjudication")) == (result, mark), gold

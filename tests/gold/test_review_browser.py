@@ -1,7 +1,8 @@
 """The review page (`oeb view --review FILE --by NAME`) in headless Chromium driven by Playwright: keyboard
 accept, a typed correction, a reject with its reason, each written to the file at once; a decision on an
 entry changed since the page loaded is refused; writes without the token or from another origin are
-refused; hostile reasons and values stay text. One browser and one server for the module."""
+refused; hostile reasons and values stay text; the HTML report says how wrong the gold is. One
+browser and one server for the module."""
 
 from __future__ import annotations
 
@@ -168,3 +169,26 @@ def test_hostile_reasons_and_values_stay_text(page, served: tuple[str, Review]) 
     assert HOSTILE in page.locator('#adjudications tr[data-id="hostile"]').inner_text()
     assert page.locator("#adjudications img, #entry img:not(.page img)").count() == 0
     assert page.evaluate("window.pwned") is None
+
+
+def test_the_html_report_says_how_wrong_the_gold_is(
+    page, gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`oeb report --format html` shows what the text report says under its table: the gold used, its
+    error overall and per suite, and the adjacent ranks within the gold's noise."""
+    from oeb.report.adjudicated import lines
+
+    url = str(tmp_path / "adj.yaml")
+    assert (
+        main(["adjudicate", "sample", gold_runs.dataset, "--n", "6", "--seed", "1", "--by", "suite", "--out", url]) == 0
+    )
+    ids = [entry.id for entry in entries.load(url).entries]
+    assert main(["adjudicate", "accept", url, *ids, "--by", "ann", "--reason", "as on the page"]) == 0
+    capsys.readouterr()
+    assert main(["report", *gold_runs.runs, "--adjudications", url, "--format", "json"]) == 0
+    said = [line.strip() for line in lines(json.loads(capsys.readouterr().out))]
+    assert any(line.startswith("within gold noise") for line in said) and len(said) > 3  # per suite too
+    out = tmp_path / "report.html"
+    assert main(["report", *gold_runs.runs, "--adjudications", url, "--format", "html", "--out", str(out)]) == 0
+    page.goto(out.as_uri())
+    assert page.locator("#gold div").all_inner_texts() == said

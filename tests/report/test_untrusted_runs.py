@@ -104,6 +104,18 @@ class TestReproduce:
         assert main(["reproduce", run, "-y", "--out", out, "--set", f"system.mock.calls_log={mine}"]) == 0
         assert len(mine.read_text().splitlines()) == 3 and planted.read_text() == "kept\n"
 
+    def test_a_published_adjudication_url_is_not_fetched(self, make_run, probe, capsys) -> None:
+        """The file a published run was graded under is read beside it, or where its provenance says
+        only when that is a local path, s3:// or hf://; never a URL of the run's choosing."""
+        run = make_run("perfect")
+        summary = Path(run) / "field_matching" / "summary.json"
+        tree = json.loads(summary.read_text())
+        tree["provenance"]["adjudications"] = {"url": f"{probe}/adjudications.yaml", "sha256": "0" * 64}
+        summary.write_text(json.dumps(tree))
+        out = str(Path(run).parent / "again")
+        _one_line(capsys, ["reproduce", run, "-y", "--out", out], 2, "adjudications.yaml', which oeb does not read")
+        assert not Path(out).exists()
+
 
 @pytest.fixture
 def fetching(make_run, probe) -> str:
