@@ -22,8 +22,9 @@ DEFAULT_MIX_TRAITS = ("pages", "text_layer")
 """The traits `--mix-from` stratifies by when no `--by TRAIT` says which."""
 
 
-def add_trait_flags(parser: argparse.ArgumentParser, *, mix: bool = True) -> None:
-    """The flags of slicing by traits (and with `mix`, of a score for one's own mix)."""
+def add_trait_flags(parser: argparse.ArgumentParser, *, mix: bool = True, dataset_help: str | None = None) -> None:
+    """The flags of slicing by traits (and with `mix`, of a score for one's own mix); `dataset_help`
+    says what --dataset is for a command that reads more of the dataset than its traits."""
     parser.add_argument(
         "--bucket",
         action="append",
@@ -42,7 +43,8 @@ def add_trait_flags(parser: argparse.ArgumentParser, *, mix: bool = True) -> Non
     parser.add_argument(
         "--dataset",
         metavar="D",
-        help="the dataset the runs were graded against, for folders that do not name it (traits read its PDFs)",
+        help=dataset_help
+        or "the dataset the runs were graded against, for folders that do not name it (traits read its PDFs)",
     )
     parser.add_argument(
         "--config",

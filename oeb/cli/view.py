@@ -49,7 +49,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="write the app as static files to DIR (local or s3://) for any static file server, then exit",
     )
-    add_trait_flags(parser)  # with --dataset: the runs' dataset where it is now, if it moved since grading
+    add_trait_flags(
+        parser,
+        dataset_help="the runs' dataset where it is now, if it moved since grading (local, s3:// or hf://): the "
+        "PDFs, golds and schemas are read there; refused now if it cannot be opened or lacks a document",
+    )
     parser.set_defaults(run=run)
 
 
@@ -70,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
     log_to_stderr()
     view = open_view(args.runs, audit=args.audit, all_runs=args.all_runs, dataset=args.dataset)
+    if args.dataset is not None:  # named by the user: one that cannot be opened is refused now, not page by page
+        view.dataset()
     _slicing(view, args)
     review = None
     shown = args.review or args.adjudications

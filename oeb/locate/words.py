@@ -46,12 +46,15 @@ def squash(text: str) -> str:
 
 
 def number_key(text: str) -> str | None:
-    """The canonical key (as the scorer writes a number's) of the number a word prints: signs,
-    parentheses, currency marks, thousands separators and trailing punctuation read; None for a
-    word that is no number or is zero-padded (`0042` is a code: the scorer keeps it as text)."""
+    """The canonical key (as the scorer writes a number's) of the number a word prints: signs (a
+    trailing minus too), parentheses, currency marks, thousands separators and trailing punctuation
+    read; None for a word that is no number or is zero-padded (`0042` is a code: the scorer keeps
+    it as text)."""
     word = text.strip()
     negative = word.startswith("(") and word.endswith(")")
     word = word.lstrip(_LEAD).rstrip(_TRAIL).replace("\u2212", "-")
+    if word.endswith("-") and "." in word:  # `45.00-`: an accountant's minus, read so by the scorer
+        negative, word = not negative, word[:-1]
     if not _NUMBER.fullmatch(word):
         return None
     digits = word.lstrip("+-")

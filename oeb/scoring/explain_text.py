@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from oeb.scoring._flatten import states_nothing
 from oeb.scoring.canonical import Explanation, explain_value
 
 
@@ -33,10 +34,16 @@ def explanation_text(explanation: Explanation) -> str:
 
 
 def verdict_line(first: Explanation, second: Explanation) -> str:
-    """Whether two read values are equal for scoring, in one line."""
+    """Whether two read values are equal for scoring, in one line, with the verdict the pair gets
+    as gold then prediction: a side that states nothing (null, blank, empty) makes it unfound or
+    fabricated, not misread."""
     if first.key == second.key:
         return f"equal: both read as {first.key!r}"
-    return f"different: {first.key!r} != {second.key!r} (this pair would be misread)"
+    none_first, none_second = states_nothing(first.value), states_nothing(second.value)
+    if none_first and none_second:
+        return f"both state nothing ({first.key!r}, {second.key!r}): no verdict, as gold and prediction"
+    outcome = "unfound" if none_second else "fabricated" if none_first else "misread"
+    return f"different: {first.key!r} != {second.key!r} (this pair would be {outcome})"
 
 
 def pair_text(first: Any, second: Any) -> str:

@@ -13,20 +13,27 @@ import contextlib
 import json
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from oeb import storage
-from oeb.errors import OebError, ReportMismatch, StorageFormatError, StorageNotFoundError, ViewNotFound
+from oeb.errors import (
+    DatasetNotFoundError,
+    OebError,
+    ReportMismatch,
+    StorageFormatError,
+    StorageNotFoundError,
+    ViewNotFound,
+)
 from oeb.locate import PdfPages
 from oeb.report import leaderboard
 from oeb.report.fields import COLUMNS, field_rows, fold, regraded_into, row_json, suites_of
 from oeb.report.folders import load_folders
 from oeb.report.runs import Run
-from oeb.run.grade.results import SCORER
+from oeb.run.grade.results import NO_PREDICTION, SCORER
 from oeb.scoring import RESULTS
 from oeb.view import document, paging
 from oeb.view.labels import folder_name, setting, short_names
@@ -38,8 +45,9 @@ if TYPE_CHECKING:
     from oeb.dataset import Dataset, Row
     from oeb.gold.entries import Adjudications
 
-SCALE = 2.5
-"""Rendered pages are this many pixels per PDF point (180 dpi: sharp at 200% on a common screen)."""
+SCALE = 2.75
+"""Rendered pages are this many pixels per PDF point (198 dpi): at least the 2.67 CSS pixels a point
+of the 200% zoom, so the page stays sharp there on a common screen."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
 _PREPARED_KEPT = 16
@@ -164,7 +172,7 @@ class View:
         line = next(line for line in run.lines if line["id"] == doc_id)
         return {
             "suite": suites_of(run)[doc_id],
-            "status": line["status"],
+            "status": status_of(line),
             "accuracy": line.get("accuracy"),
             "error": line.get("error"),
             "record": None if line["status"] == "scored" else self._record(run, doc_id),
@@ -277,13 +285,12 @@ class View:
         for line in run.lines:
             doc_id = line["id"]
             entry: dict[str, Any] = dict(run.documents.get(doc_id) or {})
-            status = {"scored": "graded", "missing": "missing"}.get(line["status"], "failed")
             rows.append(
                 {
                     "doc_id": doc_id,
                     "suite": suites[doc_id],
                     "pages": entry.get("pages"),
-                    "status": status,
+                    "status": status_of(line),
                     "accuracy": line.get("accuracy"),
                     "counts": {kind: line.get(kind, 0) or 0 for kind in RESULTS},
                     "error": line.get("error"),
@@ -374,7 +381,13 @@ class View:
         from oeb.report.audit import dataset_of
 
         if self.dataset_url is None:
-            return dataset_of(self.runs, None)
+            try:
+                return dataset_of(self.runs, None)
+            except DatasetNotFoundError as error:  # the runs name it; the user may not know it moved
+                raise DatasetNotFoundError(
+                    f"{error} (the runs were graded against it: if it moved, give where it is now with "
+                    "oeb view ... --dataset URL)"
+                ) from None
         from oeb.dataset import DEFAULT_MANIFEST, open_dataset
 
         manifest = next((run.named("manifest") for run in self.runs if run.named("manifest")), DEFAULT_MANIFEST)
@@ -462,3 +475,12 @@ def open_view(urls: Sequence[str], *, audit: bool = False, all_runs: bool = Fals
     board = leaderboard(runs)
     order = {row["url"]: number for number, row in enumerate(board["rows"])}
     return View(sorted(runs, key=lambda run: order[run.url]), board, audit, dataset)
+
+
+def status_of(line: Mapping[str, Any]) -> str:
+    """A document's status in a run: graded, failed (the system gave no usable answer) or missing
+    (graded with --partial without an answer: never asked, or its answer never saved)."""
+    if line["status"] == "scored":
+        return "graded"
+    error = line.get("error")
+    return "missing" if isinstance(error, str) and error.startswith(f"{NO_PREDICTION}:") else "failed"

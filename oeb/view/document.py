@@ -29,8 +29,19 @@ def key_of(value: Any) -> str | None:
     return canonical_key(value) if scalar(value) else None
 
 
+_INVENTED = {
+    "invented_item": "invented_item: only the prediction holds a value here, inside a predicted array item "
+    "paired with no item of the gold (its address carries the p label); each of its values counts so",
+    "invented_field": "invented_field: only the prediction holds a value here, at an address the schema does not offer",
+}
+"""Why an invented value is what it is: the pair alone (null, a value) would read as fabricated."""
+
+
 def explanation(gold: Any, pred: Any, result: str) -> str | None:
-    """What `oeb explain GOLD PRED` prints, for an error between two scalars (None otherwise)."""
+    """What `oeb explain GOLD PRED` prints, for an error between two scalars (None otherwise); for
+    an invented value, the rule that made it one (docs/scorer.md)."""
+    if result in _INVENTED:
+        return _INVENTED[result]
     if result == "matched" or not scalar(gold) or not scalar(pred):
         return None
     return pair_text(gold, pred)

@@ -117,6 +117,12 @@ def _shown(value: Any) -> str:
     return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def under(path: str, field: str) -> bool:
+    """Whether the folded `path` is `field` or lies beneath it: an object's or an array's node
+    (`pressure_tests`, `pressure_tests[]`) keeps every verdict of the fields under it."""
+    return path == field or path.startswith((field + ".", field + "["))
+
+
 def _keeps(query: Query) -> Callable[[Mapping[str, Any]], bool]:
     text = query.text.casefold()
 
@@ -126,7 +132,7 @@ def _keeps(query: Query) -> Callable[[Mapping[str, Any]], bool]:
             return False
         if query.kind not in ("", "errors") and query.kind not in results:
             return False
-        if query.field and row["path"] != query.field:
+        if query.field and not under(row["path"], query.field):
             return False
         if text:
             verdicts = [verdict for verdict in row["sides"] if verdict is not None]

@@ -11,6 +11,7 @@ import pytest
 
 import oeb
 from oeb.cli import BROKEN_PIPE, main
+from oeb.scoring import score
 
 EXAMPLE = Path(oeb.__file__).parent / "examples" / "invoice"
 
@@ -138,6 +139,27 @@ def test_explain_shows_the_steps_and_whether_two_values_agree(capsys) -> None:
     assert out.strip().endswith("equal: both read as '1234.5'")
     code, out, _ = run(capsys, "explain", "Acme™", "acme tm")
     assert "different: 'acmeTM' != 'acmetm'" in out
+
+
+@pytest.mark.parametrize(
+    ("gold", "pred", "last"),
+    [
+        ("Acme", "Acme Inc", "(this pair would be misread)"),
+        ("Pallet wrap", "null", "(this pair would be unfound)"),
+        ("null", "LOT-1790", "(this pair would be fabricated)"),
+        ("12", "", "(this pair would be unfound)"),
+        ("null", "", "no verdict, as gold and prediction"),
+    ],
+)
+def test_explain_names_the_verdict_a_pair_gets_as_the_scorer_gives_it(capsys, gold: str, pred: str, last: str) -> None:
+    """The last line names the verdict of the pair as gold then prediction: a side stating nothing
+    is unfound or fabricated (oeb view shows this text beside each error), as score() says."""
+    code, out, _ = run(capsys, "explain", gold, pred)
+    assert code == 0 and out.strip().splitlines()[-1].endswith(last)
+    values = [None if v == "null" else v for v in (gold, pred)]
+    schema = {"type": "object", "properties": {"a": {}}}
+    verdicts = score({"a": values[1]}, {"a": values[0]}, schema, verdicts=True)["verdicts"]
+    assert [v.result for v in verdicts] == ([] if "no verdict" in last else [last.split()[-1].rstrip(")")])
 
 
 def test_explain_as_json_and_as_text(capsys) -> None:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pypdfium2  # type: ignore[import-untyped]
 import pytest
 from dataset_files import pdf_bytes
-from locate_docs import Generated, flatten, form_document, table_document
+from locate_docs import Generated, flatten, form_document, placed_pdf_bytes, table_document
 
 from oeb.locate import Located, PdfPages, index_of, locate_values
 from oeb.locate.ocr import tesseract
+from oeb.view.document import labels_of
 
 SAMPLE = Path(__file__).resolve().parents[2] / "oeb" / "data" / "sample"
 _ITEM = re.compile(r"^(\w+\[\d+\])")
@@ -99,6 +100,16 @@ def test_label_adjacent_scalars_land_next_to_their_label(form: Generated) -> Non
     assert minutes is not None and minutes.bbox and minutes.bbox[0] < 60 and minutes.bbox[1] > 170
 
 
+def test_a_scalar_goes_next_to_the_words_of_its_schema_description() -> None:
+    """`parcel_id` is printed twice; only its description's words (tract, number) label one place."""
+    pdf = placed_pdf_bytes([[(50, 60, "Reference 7731 Lot 12"), (50, 120, "Tract number: 7731")]])
+    schema = {"type": "object", "properties": {"parcel_id": {"type": "string", "description": "the tract number"}}}
+    (unlabelled,) = _located(pdf, [("parcel_id", "7731")])
+    (labelled,) = locate_values(index_of(PdfPages(pdf)), [("parcel_id", "7731")], labels_of(schema, ["parcel_id"]))
+    assert unlabelled is not None and unlabelled.status == "ambiguous" and unlabelled.others == 1
+    assert labelled is not None and labelled.status == "found" and 110 < _middle(labelled) < 125
+
+
 def test_a_number_returned_as_a_string_is_located(form: Generated) -> None:
     text, number = _located(form, [("t", "4,712.96"), ("u", 4712.96)])
     assert text is not None and text.status == "found" and text == number
@@ -120,7 +131,6 @@ def test_a_scan_without_ocr_says_so_and_blames_nothing(form: Generated) -> None:
     assert pages.note(1).startswith("a scan without a text layer")
 
 
-@pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
 @pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
 @pytest.mark.skipif(tesseract() is None, reason="no Tesseract (apt-get install -y tesseract-ocr)")
 def test_with_tesseract_a_scan_is_read_and_its_values_found_within_a_few_points(form: Generated) -> None:

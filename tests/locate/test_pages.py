@@ -11,6 +11,7 @@ from dataset_files import pdf_bytes
 
 from oeb.errors import StorageFormatError
 from oeb.locate import LONGEST, Located, PdfPages, index_of, locate_values
+from oeb.scoring import canonical_key
 from oeb.view.pdf import render_page
 
 LINES = [
@@ -53,6 +54,34 @@ def test_values_are_found_tolerant_of_case_whitespace_and_number_forms(pages: Pd
     assert twelve.bbox[2] < eleven_twenty.bbox[0]  # 12 is not inside 1120
     seven = one(pages, 7)
     assert seven is not None and seven.page == 2
+
+
+FORMS = {
+    "45.00-": -45,
+    "-45.00-": 45,
+    "(1,234.50)": -1234.5,
+    "$4,712.96": 4712.96,
+    "12%": 12,
+    "+7.25": 7.25,
+    "1 234 567.89": 1234567.89,
+    "2 500": "2,500",
+}
+"""Printed numbers and the value each equals for the scorer (a trailing minus: accounting's; thousands
+grouped by spaces)."""
+
+
+def test_a_number_is_found_in_each_form_the_scorer_reads_as_it() -> None:
+    forms = PdfPages(pdf_bytes([f"Amount {printed}" for printed in FORMS]))
+    for line, (printed, value) in enumerate(FORMS.items()):
+        assert canonical_key(printed) == canonical_key(value), printed  # equal for the scorer
+        place = one(forms, value)
+        assert place is not None and place.status == "found" and place.bbox is not None, printed
+        assert 30 + 12 * line < place.bbox[1] < 42 + 12 * line, printed  # on its own line
+
+
+def test_numbers_in_separate_cells_are_not_joined() -> None:
+    pages = PdfPages(pdf_bytes(["Qty 12 | 345.00", "Ref 7      250"]))  # a bar, and a wide gap: two cells
+    assert [place.status if place else None for place in (one(pages, 12345), one(pages, 7250))] == ["not_printed"] * 2
 
 
 def test_what_the_page_does_not_hold_is_not_printed(pages: PdfPages) -> None:

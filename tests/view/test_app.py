@@ -24,7 +24,7 @@ from viewruns import BRACKETS_DOC, HOSTILE, HOSTILE_DOC, Runs, Served, serve
 
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
-from oeb.errors import ReportMismatch
+from oeb.errors import OebError, ReportMismatch
 from oeb.report.fields import fold
 from oeb.scoring import RESULTS
 from oeb.view.api import open_view
@@ -83,6 +83,25 @@ def test_field_counts_are_the_verdicts_grouped_by_folded_path(served: Served, su
         accuracies = [row["accuracy"] for row in rows if row["accuracy"] is not None]
         assert accuracies == sorted(accuracies)  # worst first
         assert any("[]" in row["path"] for row in rows)  # line_items[].amount, not line_items[0].amount
+
+
+def test_the_bundled_mock_shows_every_verdict_kind_on_the_sample(served: Served) -> None:
+    """Run A is oeb/examples/mock.yaml on the bundled sample (seed 0): the offline demo shows each
+    verdict kind, fabricated included (the mock fabricates fields the gold leaves out)."""
+    rows = get(served, f"api/fields?run={quote(labels(served)[0])}").json()
+    totals = {kind: sum(row["counts"][kind] for row in rows) for kind in RESULTS}
+    assert all(totals.values()), totals
+
+
+def test_each_errors_explanation_names_its_own_verdict(served: Served) -> None:
+    """The scorer's text beside an unfound or fabricated value says so, not 'misread'; an invented
+    value's names the rule that made it one."""
+    url = f"api/documents/long__dd1155_schedule_continuation_0011?run={quote(labels(served)[0])}"
+    for kind in ("misread", "unfound", "fabricated"):
+        verdicts = get(served, f"{url}&kind={kind}").json()["verdicts"]
+        assert verdicts and all(v["explain"].endswith(f"(this pair would be {kind})") for v in verdicts), kind
+    invented = get(served, f"{url}&kind=invented_field").json()["verdicts"]
+    assert invented and all(v["explain"].startswith("invented_field: only the prediction") for v in invented)
 
 
 def test_a_document_gives_its_verdicts_and_where_their_values_stand(served: Served, sample_runs: Runs) -> None:
@@ -149,10 +168,57 @@ def test_a_value_drawn_at_a_known_place_is_located_there(tmp_path: Path) -> None
         assert ("total", "pred") not in places  # 99 is not on the page
 
 
+@pytest.mark.must_run  # under CI=true a missing Tesseract fails the run
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="no Tesseract (apt-get install -y tesseract-ocr)")
+def test_a_scanned_page_is_read_by_ocr_and_never_blames_the_document(tmp_path: Path) -> None:
+    """A page that is an image only: its values are found by OCR, and a misread is not found
+    there without the document being blamed (no_text_layer, never not_printed)."""
+    import io
+
+    import pypdfium2  # type: ignore[import-untyped]
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from dataset_files import Document, pdf_bytes, write_dataset
+
+    drawn = pypdfium2.PdfDocument(pdf_bytes(["Invoice INV-0042", "", "Total due: 1,234.50"]))[0]
+    scan = io.BytesIO()
+    drawn.render(scale=200 / 72).to_pil().convert("L").save(scan, format="PDF", resolution=200.0)
+    schema = {"type": "object", "properties": {"number": {"type": "string"}, "total": {"type": "number"}}}
+    dataset = str(tmp_path / "dataset")
+    gold = {"number": "INV-0042", "total": 1234.5}
+    write_dataset(dataset, [Document("scanned", "invoices", "s1", schema, gold, scan.getvalue())])
+    mine = tmp_path / "mine"
+    (mine / "predictions").mkdir(parents=True)
+    (mine / "predictions" / "scanned.json").write_text(json.dumps({"number": "INV-0042", "total": 99}))
+    assert main(["grade", str(mine), "--dataset", dataset]) == 0
+    view = open_view([str(mine)])
+    answer = view.document_json("mine", "scanned")
+    (note,) = answer["page_notes"]
+    assert note["source"] == "ocr" and "read by OCR" in note["note"]
+    located = {v["address"]: v["located"] for v in answer["verdicts"]}
+    for address in ("number", "total"):
+        assert located[address]["gold"]["status"] == "found" and located[address]["gold"]["ocr"] is True
+    assert located["total"]["pred"] == {"status": "no_text_layer", "others": 0}  # 99: not blamed on the document
+
+
+def test_a_node_above_fields_keeps_every_verdict_under_it(served: Served) -> None:
+    """The schema page links an object's or an array's node with `field=` its path."""
+    url = f"api/documents/short__h5Filing-46780-1?run={quote(labels(served)[0])}"
+    every = get(served, url).json()["verdicts"]
+    for node, prefix in (("pressure_tests", "pressure_tests["), ("injection_interval", "injection_interval.")):
+        kept = get(served, f"{url}&field={node}").json()["verdicts"]
+        assert kept and [v["n"] for v in kept] == [v["n"] for v in every if v["path"].startswith(prefix)]
+    leaf = get(served, f"{url}&field=pressure_tests[].minutes").json()["verdicts"]
+    assert len(leaf) == 3 and {v["path"] for v in leaf} == {"pressure_tests[].minutes"}
+    assert get(served, f"{url}&field=pressure").json()["verdicts"] == []  # a node, not a text prefix
+
+
 def test_a_page_is_rendered_as_png(served: Served) -> None:
     response = get(served, f"pages/{quote(BRACKETS_DOC)}/1.png")
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
     assert response.content.startswith(b"\x89PNG\r\n\x1a\n")
+    width = int.from_bytes(response.content[16:20], "big")  # the PNG's IHDR: its width in pixels
+    assert width >= 595 * 96 / 72 * 2  # sharp at 200%: a pixel for each CSS pixel of the A4 page there
 
 
 def test_the_schema_has_the_documents_verdict_counts(served: Served) -> None:
@@ -352,6 +418,56 @@ def test_a_dataset_that_moved_is_given_with_dataset(sample_runs: Runs, tmp_path:
     pq.write_table(table.filter(pc.not_equal(table["doc_id"], BRACKETS_DOC)), lacking / "manifest.parquet")
     with pytest.raises(ReportMismatch, match="lacks 1 of the runs' documents"):
         open_view([sample_runs.a], dataset=str(lacking)).dataset()
+
+
+def test_a_dataset_that_moved_says_how_to_give_it(sample_runs: Runs, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(sample_runs.a, folder)
+    settings = json.loads((folder / "settings.json").read_text())
+    (folder / "settings.json").write_text(json.dumps({**settings, "dataset": str(tmp_path / "gone")}))
+    view = open_view([str(folder)])
+    with pytest.raises(
+        OebError, match=r"no dataset folder at .*gone.* if it moved, give where it is now with oeb view"
+    ):
+        view.document_json(view.labels[0], BRACKETS_DOC)
+    moved = open_view([str(folder)], dataset=SAMPLE_DATASET)  # given where it is now: read there
+    assert moved.document_json(moved.labels[0], BRACKETS_DOC)["verdicts"]
+
+
+def test_a_dataset_that_cannot_be_used_is_refused_before_serving(
+    sample_runs: Runs, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def served(*_: object) -> None:
+        raise AssertionError("oeb view served a --dataset it cannot use")
+
+    monkeypatch.setattr("oeb.view.app.server", served)
+    lacking = tmp_path / "lacking"
+    lacking.mkdir()
+    table = pq.read_table(Path(SAMPLE_DATASET) / "manifest.parquet")
+    pq.write_table(table.slice(0, 1), lacking / "manifest.parquet")
+    assert main(["view", sample_runs.a, "--dataset", str(tmp_path / "nowhere")]) == 1
+    assert main(["view", sample_runs.a, "--dataset", str(lacking)]) == 1
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and errors[0].startswith("oeb view: no dataset folder at ")
+    assert "lacks 11 of the runs' documents" in errors[1] and "Traceback" not in "".join(errors)
+    with pytest.raises(SystemExit):
+        main(["view", "--help"])
+    assert "where it is now, if it moved since grading" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_document_never_answered_is_listed_as_missing(sample_runs: Runs, tmp_path: Path) -> None:
+    """Graded with --partial, a document without an answer is missing (never asked), not failed."""
+    folder = tmp_path / "partial"
+    shutil.copytree(sample_runs.b, folder)
+    for kept in ("records", "predictions"):
+        (folder / kept / f"{BRACKETS_DOC}.json").unlink()
+    assert main(["grade", str(folder), "--partial"]) == 0
+    view = open_view([str(folder)])
+    statuses = {row["doc_id"]: row["status"] for row in view.documents_json(view.labels[0])}
+    assert statuses.pop(BRACKETS_DOC) == "missing" and set(statuses.values()) == {"graded"}
+    answer = view.document_json(view.labels[0], BRACKETS_DOC)
+    assert answer["status"] == "missing" and answer["record"] is None and answer["verdicts"] == []
+    assert view.document_json(view.labels[0], HOSTILE_DOC)["status"] == "graded"
 
 
 def test_every_document_is_listed_with_its_status_and_counts(served: Served, sample_runs: Runs) -> None:

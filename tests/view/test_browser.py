@@ -159,6 +159,12 @@ def test_the_schema_tree_counts_verdicts(page, served: Served) -> None:
     tree.wait_for()
     assert "misread" in tree.locator("li", has_text="customer").first.inner_text()
     assert tree.locator("li").count() > 5
+    page.goto(served.url + f"schema/short__h5Filing-46780-1?run={quote(labels(served)[0])}")
+    page.locator("#schema-tree").get_by_role("link", name="pressure_tests", exact=True).click()  # an array's node
+    page.locator("tr.verdict").first.wait_for()
+    paths = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.path)")
+    assert len(paths) == 6 and all(path.startswith("pressure_tests[]") for path in paths)
+    assert page.locator("#field").input_value() == "pressure_tests"
 
 
 def test_an_unknown_document_is_a_404_page(page, served: Served) -> None:
@@ -206,6 +212,10 @@ def test_the_exported_folder_opens_the_same(page, served: Served, tmp_path: Path
             f"of {misread['matching']} verdicts shown ({misread['total']} in all)"
             in page.locator("#count").inner_text()
         )
+        page.goto(site + f"documents/short__h5Filing-46780-1.html?run={quote(label)}&field=pressure_tests")
+        page.locator("tr.verdict").first.wait_for()  # an array's node, filtered here as on the server
+        paths = page.locator("tr.verdict").evaluate_all("rows => rows.map(row => row.dataset.path)")
+        assert len(paths) == 6 and all(path.startswith("pressure_tests[]") for path in paths)
         other = labels(served)[0]  # side by side, merged from both runs' files
         page.goto(site + f"documents/{long_doc}.html?run={quote(label)}&vs={quote(other)}&kind=errors")
         page.locator("tr.verdict").first.wait_for()
@@ -241,6 +251,23 @@ def test_the_documents_page_reaches_a_failed_document(page, failing: Served) -> 
     assert "simulated malformed answer" in page.locator("#raw").inner_text()
     assert "attempts: 1" in page.locator("#record").inner_text()
     page.locator(".page img").first.wait_for()  # its PDF beside
+    summary = page.locator("ul.summary").inner_text()  # the error as its line of text, not as JSON
+    assert "failed (Unreadable: the answer holds no extraction" in summary and '\\"' not in summary
+
+
+def test_a_run_named_by_its_folder_is_shown_under_its_short_name(page, served: Served) -> None:
+    a, b = labels(served)
+    folder = Path(served.view.runs[1].url).name
+    page.goto(served.url + f"documents?run={quote(folder)}")
+    page.locator("#documents tbody tr").first.wait_for()
+    assert page.locator("#run").input_value() == b and page.locator("h1").inner_text() == f"Documents of {b}"
+    page.goto(served.url + f"documents/{HOSTILE_DOC}?run={quote(folder)}")
+    page.locator("tr.verdict").first.wait_for()
+    assert page.locator("#vs option").evaluate_all("options => options.map(o => o.value)") == ["", a]
+    assert page.locator("ul.summary").inner_text().startswith(f"{b}: ")
+    page.goto(served.url + f"fields?run={quote(folder)}")
+    page.locator("#fields tbody tr").first.wait_for()
+    assert page.locator("#run").input_value() == b
 
 
 def test_a_misread_shows_both_keys_and_the_scorers_explanation(page, served: Served) -> None:

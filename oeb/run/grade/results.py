@@ -17,6 +17,10 @@ from oeb.scoring import RESULTS, Verdict, show_address
 
 SCORER = "field_matching"
 
+NO_PREDICTION = "no prediction"
+"""How a scores.jsonl error begins for a document graded with --partial that has no answer (never
+asked, or asked and not saved): `oeb view` lists it as missing rather than failed."""
+
 VERDICT_SCHEMA = pa.schema(
     [
         ("id", pa.string()),

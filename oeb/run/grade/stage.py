@@ -39,7 +39,16 @@ from oeb.run.folder.run_folder import RunFolder
 from oeb.run.grade import details as detail_files
 from oeb.run.grade import grounding, pages
 from oeb.run.grade.provenance import provenance
-from oeb.run.grade.results import SCORER, headline_line, jsonl, scores_table, summarize, total_cost, verdicts_parquet
+from oeb.run.grade.results import (
+    NO_PREDICTION,
+    SCORER,
+    headline_line,
+    jsonl,
+    scores_table,
+    summarize,
+    total_cost,
+    verdicts_parquet,
+)
 from oeb.run.grade.scheduler import session_queue
 from oeb.run.grade.task import Item, scorer_digest
 
@@ -284,7 +293,7 @@ class Grader:
             raise _unfinished_error(self.folder, self.unfinished, self.brought)
         for doc_id in self.unfinished:
             row = self._rows[doc_id]
-            self.lines[doc_id] = _failed_line(row, f"no prediction: predictions/{doc_id}.json does not exist")
+            self.lines[doc_id] = _failed_line(row, f"{NO_PREDICTION}: predictions/{doc_id}.json does not exist")
         self.streaming = False
         self._queue.put(self, items)
 

@@ -63,6 +63,11 @@ function runIndex(label) {
   return index;
 }
 
+function runLabel(given) {
+  // the run's short name, however the URL names it: the menus, headings and links then agree
+  return RUNS[runIndex(given || RUNS[0].label)].label;
+}
+
 function suites() {
   return RUNS.length ? Object.keys(RUNS[0].per_suite || {}) : [];
 }
@@ -290,9 +295,8 @@ function moveFocus(event, selector) {
 }
 
 async function fields() {
-  const run = params.get("run") || RUNS[0].label;
+  const run = runLabel(params.get("run"));
   const suite = params.get("suite") || "";
-  runIndex(run);
   if (suite && !suites().includes(suite)) throw new Error(`no suite ${JSON.stringify(suite)}`);
   document.title = `oeb view: fields of ${run}`;
   const rows = await getJSON(params.get("trait") ? globalThis.OEB_SLICE_FIELDS(run) : api.fields(run, suite));
@@ -361,7 +365,7 @@ function schemaView(answer, doc, run) {
     const total = under(path);
     const description = schema && typeof schema.description === "string" ? schema.description : "";
     const named = Object.keys(total).length && path
-      ? el("a", { class: "name", href: link("documents", { doc, run, field: counts[path] ? path : null }) }, name)
+      ? el("a", { class: "name", href: link("documents", { doc, run, field: path }) }, name)
       : el("span", { class: "name" }, name);
     const item = el("li", { id: "node-" + path }, named, " ", el("span", { class: "type" }, type), " ", badges(total),
       description ? el("div", { class: "description" }, description) : null);
@@ -373,8 +377,7 @@ function schemaView(answer, doc, run) {
 
 async function schema() {
   const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  runIndex(run);
+  const run = runLabel(params.get("run"));
   document.title = `oeb view: schema of ${doc}`;
   const answer = await getJSON(api.schema(run, doc));
   show(el("h1", {}, `Schema of ${doc}`),

@@ -6,11 +6,15 @@ const STATUSES = ["graded", "failed", "missing"];
 const ZOOMS = [["fit", "fit width"], ["1", "100%"], ["2", "200%"]];
 const POINT = 96 / 72; // CSS pixels per PDF point at 100%
 
+function errorText(error) {
+  // scores.jsonl keeps a document's error as its line of text; a record keeps it as an object
+  return typeof error === "string" ? error : error.message || JSON.stringify(error);
+}
+
 // -- every document of a run ---------------------------------------------------------------------
 
 async function documentList() {
-  const run = params.get("run") || RUNS[0].label;
-  runIndex(run);
+  const run = runLabel(params.get("run"));
   document.title = `oeb view: documents of ${run}`;
   const rows = await getJSON(api.documents(run));
   const state = { status: params.get("status") || "", suite: params.get("suite") || "", text: params.get("q") || "" };
@@ -32,7 +36,7 @@ async function documentList() {
     body.replaceChildren(...kept.map((row) => el("tr", { class: `doc ${row.status}`, "data-status": row.status },
       el("th", { scope: "row" }, el("a", { href: link("documents", { doc: row.doc_id, run }) }, row.doc_id)),
       el("td", {}, row.suite), el("td", {}, row.pages === null || row.pages === undefined ? "–" : String(row.pages)),
-      el("td", { title: row.error ? row.error.message || JSON.stringify(row.error) : null },
+      el("td", { title: row.error ? errorText(row.error) : null },
         el("span", { class: `status ${row.status}` }, row.status)),
       el("td", {}, percent(row.accuracy)),
       ERRORS.map((kind) => el("td", {}, String(row.counts[kind]))), el("td", {}, String(row.counts.matched)))));
@@ -94,12 +98,18 @@ function recordView(answer, label) {
   const record = answer.record;
   const parts = [el("h2", {}, `No graded answer from ${label}: ${answer.status}`)];
   if (!record) return [...parts, el("p", { class: "note" }, "The run saved no record of this document.")];
-  const error = record.error ? (record.error.message || JSON.stringify(record.error)) : "none recorded";
+  const error = record.error ? errorText(record.error) : "none recorded";
   parts.push(el("p", { class: "error", id: "record-error" }, `error: ${error}`),
     el("p", {}, `attempts: ${record.attempts === null || record.attempts === undefined ? "–" : record.attempts}`),
     el("h3", {}, "raw answer" + (record.raw_chars > (record.raw || "").length ? ` (first ${record.raw.length} of ${record.raw_chars} characters)` : "")),
     el("pre", { class: "raw", id: "raw" }, record.raw === null ? "(none)" : record.raw));
   return parts;
+}
+
+function fieldChoices(paths, field) {
+  // the document's fields; a node above them (the schema page links objects and arrays) kept as chosen
+  const node = field && !paths.includes(field) ? [[field, `${field} (every field under it)`]] : [];
+  return [["", "every field"], ...node, ...paths.map((p) => [p, p])];
 }
 
 const ORDERS = [["order", "as graded"], ["errors", "errors first"], ["address", "by address"]];
@@ -117,10 +127,9 @@ function countsText(counts) {
 
 async function documentView() {
   const doc = CONF.doc;
-  const run = params.get("run") || RUNS[0].label;
-  const vs = params.get("vs") || "";
+  const run = runLabel(params.get("run"));
+  const vs = params.get("vs") ? runLabel(params.get("vs")) : "";
   const labels = vs ? [run, vs] : [run];
-  labels.forEach(runIndex);
   document.title = `oeb view: ${doc}`;
   const state = { kind: params.get("kind") || "", field: params.get("field") || "", q: params.get("q") || "",
     sort: params.get("sort") || "order", zoom: params.get("zoom") || "fit", all: params.get("all") === "1" };
@@ -295,9 +304,9 @@ async function documentView() {
       labels.length > 1 ? `prediction ${sideNames[side]}: ${label}` : "prediction"), el("th", { scope: "col" }, "verdict")]));
   const others = RUNS.map((r) => r.label).filter((label) => label !== run);
   const summary = heads.map((answer, side) => el("li", { title: runOf(labels[side]).setting }, `${labels[side]}: ` +
-    (answer.status === "scored" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
-      `${answer.status} (${answer.error ? answer.error.message || JSON.stringify(answer.error) : "no answer"})`)));
-  const failures = heads.flatMap((answer, side) => (answer.status === "scored" ? [] : recordView(answer, labels[side])));
+    (answer.status === "graded" ? `accuracy ${percent(answer.accuracy)}% · ${countsText(answer.counts)}` :
+      `${answer.status} (${answer.error ? errorText(answer.error) : "no answer"})`)));
+  const failures = heads.flatMap((answer, side) => (answer.status === "graded" ? [] : recordView(answer, labels[side])));
   const kinds = KINDS.filter((kind) => heads.some((answer) => answer.counts && answer.counts[kind]));
   const allToggle = el("input", { id: "all-errors", type: "checkbox", checked: state.all,
     onchange: (event) => { state.all = event.target.checked; outlineErrors().catch(fail); remember(); } });
@@ -312,7 +321,7 @@ async function documentView() {
     el("div", { class: "controls" },
       runSelect("kind", state.kind, [["", "every verdict"], ["errors", "every error"], ...kinds.map((k) => [k, k])],
         (chosen) => { state.kind = chosen; refilter(true); }),
-      runSelect("field", state.field, [["", "every field"], ...(first.paths || []).map((p) => [p, p])], (chosen) => { state.field = chosen; refilter(true); }),
+      runSelect("field", state.field, fieldChoices(first.paths || [], state.field), (chosen) => { state.field = chosen; refilter(true); }),
       el("label", { for: "q" }, "find ", search),
       runSelect("sort", state.sort, ORDERS, (chosen) => { state.sort = chosen; refilter(true); }),
       runSelect("vs", vs, [["", "no second system"], ...others.map((l) => [l, l])],

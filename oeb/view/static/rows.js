@@ -14,12 +14,17 @@ function rowOf(item) {
     goldAt: first.located && first.located.gold, sides };
 }
 
+function under(path, field) {
+  // the server's paging.under: the field itself, or a field beneath an object's or array's node
+  return path === field || path.startsWith(field + ".") || path.startsWith(field + "[");
+}
+
 function keeps(row, filters) {
   // the server's filters (paging._keeps): a kind (or any error) on either side, a field, a text
   const results = row.sides.filter(Boolean).map((v) => v.result);
   if (filters.kind === "errors" && results.every((r) => r === "matched")) return false;
   if (filters.kind && filters.kind !== "errors" && !results.includes(filters.kind)) return false;
-  if (filters.field && row.path !== filters.field) return false;
+  if (filters.field && !under(row.path, filters.field)) return false;
   if (!filters.q) return true;
   const text = filters.q.toLowerCase();
   return [row.address, shown(row.gold), ...row.sides.filter(Boolean).map((v) => shown(v.pred))]
