@@ -2,11 +2,13 @@
 an index of a document's words.
 
 A number (or a string the scorer reads as one: `"4,712.96"`) is a word printing the same number
-(`$4,712.96`, `4712.960`), or words grouping its thousands one space apart (`1 234 567.89`), never
-part of a longer number: number boundaries are word boundaries, so a number at a line's end never
-runs into the next line. Text is a run of whole words whose letters
-and digits spell the value's (`ED` is not in `LED`), on one line or continued on the next lines at
-the same left edge (a wrapped cell). A date is also looked for in every date form the scorer reads.
+(`$4,712.96`, `4712.960`), or words one space apart on a line that the scorer reads as it
+(`1 234 567.89`, `- 45.00`: oeb.locate.runs), never part of a longer number: number boundaries are
+word boundaries, so a number at a line's end never runs into the next line. Text is a run of whole
+words whose letters and digits spell the value's (`ED` is not in `LED`), on one line or continued on
+the next lines at the same left edge (a wrapped cell). A date is also looked for in every date form
+the scorer reads, and a date or a time as an ISO date and time the scorer keys the same
+(`2024-03-05 10:00`).
 """
 
 from __future__ import annotations
@@ -14,30 +16,20 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-import re
 import weakref
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from oeb.locate.pages import PdfPages
+from oeb.locate.runs import is_number_key, line_runs
 from oeb.locate.words import Box, Page, Source, Word, float_key, number_key, span_box, squash
-from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, canonical_key
+from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, TIME_PREFIX, canonical_key
 
 LONGEST = 2000
 """A string longer than this (in characters) is not looked for: no page prints it as one run of text."""
 _STARTS = 400
 """At most this many starting words are tried for one text (a one-letter value on a dense page)."""
-_NUMBER_KEY = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
-_GROUP_LEAD = re.compile(r"[(\[$€£¥+\-\u2212]?[1-9]\d{0,2}")
-_GROUP = re.compile(r"\d{3}(?:\.\d+)?[)\].,;:%*]?")
-"""A space-grouped number: a lead of 1-3 digits (a sign or currency mark before it), then 3-digit
-groups, the last one with its fraction."""
-
-
-def _spaced(left: Word, right: Word) -> bool:
-    """Whether two words on a line are one space apart (not two table cells side by side)."""
-    return right.bbox[0] - left.bbox[2] <= 0.5 * max(left.bbox[3] - left.bbox[1], 1.0)
 
 
 @dataclass(frozen=True)
@@ -61,10 +53,12 @@ class Place:
 
 @dataclass(frozen=True)
 class Needle:
-    """What to look for: a number's key, or the squashed texts (several for a date)."""
+    """What to look for: a number's key, or the squashed texts (several for a date), and a date's or
+    a time's canonical key (`moment`, for a date printed with a time)."""
 
     number: str | None
     texts: tuple[str, ...]
+    moment: str | None = None
 
 
 def needle(value: Any) -> Needle | None:
@@ -85,13 +79,14 @@ def needle(value: Any) -> Needle | None:
 def _text_needle(value: str) -> Needle | None:
     """A string's needle (kept: the same strings recur across a document's items and its two sides)."""
     key = canonical_key(value)
-    if _NUMBER_KEY.fullmatch(key):
+    if is_number_key(key):
         return Needle(key, ())
     forms = {squash(value)}
     if key.startswith(DATE_PREFIX):
         forms |= _squashed_dates(date.fromisoformat(key[len(DATE_PREFIX) :]))
     forms.discard("")
-    return Needle(None, tuple(sorted(forms))) if forms else None
+    moment = key if key.startswith((DATE_PREFIX, TIME_PREFIX)) else None
+    return Needle(None, tuple(sorted(forms)), moment) if forms else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -122,7 +117,7 @@ class Index:
         self.by_text: dict[str, list[int]] = {}
         self.by_part: dict[str, list[tuple[int, tuple[int, int]]]] = {}
         self.by_number: dict[str, list[tuple[int, tuple[int, int] | None]]] = {}
-        self.by_group: dict[str, list[tuple[int, ...]]] = {}
+        self.by_run: dict[str, list[tuple[int, ...]]] = {}
         self._found: dict[Needle, list[Place]] = {}
         by_text, by_number = self.by_text, self.by_number
         for page in pages:
@@ -130,7 +125,8 @@ class Index:
             base = len(self.words)
             for line in page.lines:
                 ids = tuple(base + index for index in line)
-                self._add_groups([page.words[index] for index in line], ids)
+                for key, start, end in line_runs([page.words[index] for index in line]):
+                    self.by_run.setdefault(key, []).append(ids[start:end])
                 self.lines.append(ids)
                 self.line_page.append(page.number)
                 self.word_line += [len(self.lines) - 1] * len(ids)
@@ -147,21 +143,6 @@ class Index:
         # are in reading order and its lines cover them in turn.
         self.position = {word_id: at for line in self.lines for at, word_id in enumerate(line)}
         self.line_lefts = [[self.words[word_id].bbox[0] for word_id in line] for line in self.lines]
-
-    def _add_groups(self, words: list[Word], ids: tuple[int, ...]) -> None:
-        """Numbers whose thousands are grouped by spaces (`1 234 567.89`), which the scorer reads as
-        one number: each run of a 1-3 digit word and 3-digit words set a space apart on the line."""
-        at = 0
-        while at < len(words):
-            end = at + 1
-            if _GROUP_LEAD.fullmatch(words[at].text):
-                while end < len(words) and _GROUP.fullmatch(words[end].text) and _spaced(words[end - 1], words[end]):
-                    end += 1
-            if end - at > 1:
-                number = number_key("".join(word.text for word in words[at:end]))
-                if number is not None:
-                    self.by_group.setdefault(number, []).append(ids[at:end])
-            at = end
 
     def _add_parts(self, word_id: int, word: Word) -> None:
         for start, end in word.parts():
@@ -193,8 +174,9 @@ class Index:
         if wanted.number is not None:
             for word_id, part in self.by_number.get(wanted.number, ()):
                 found.setdefault((word_id, word_id, part), self._place([word_id], part))
-            for group in self.by_group.get(wanted.number, ()):
-                found.setdefault((group[0], group[-1], None), self._place(list(group), None))
+        for key in (wanted.number, wanted.moment):
+            for words in self.by_run.get(key, ()) if key else ():
+                found.setdefault((words[0], words[-1], None), self._place(list(words), None))
         for text in wanted.texts:
             for word_id, part in self.by_part.get(text, ()):
                 found.setdefault((word_id, word_id, part), self._place([word_id], part))

@@ -47,7 +47,13 @@ if TYPE_CHECKING:
 
 SCALE = 2.75
 """Rendered pages are this many pixels per PDF point (198 dpi): at least the 2.67 CSS pixels a point
-of the 200% zoom, so the page stays sharp there on a common screen."""
+of the 200% zoom, so the page stays sharp there on a common screen. A screen of more device pixels
+than CSS pixels asks for as many times more (`scale=`, up to `MOST_SCALE`)."""
+MOST_SCALE = 3 * SCALE
+"""The sharpest a page is rendered: 200% on a screen of three device pixels a CSS pixel (fewer for a
+page past the `MAX_PIXELS` guard at it)."""
+_PNGS_KEPT = 32
+"""Rendered pages (a document's page at a scale) kept in memory."""
 _PDFS_KEPT = 16
 """Documents whose PDF and text stay in memory (a document page is opened, then its neighbours)."""
 _PREPARED_KEPT = 16
@@ -76,6 +82,7 @@ class View:
     _pdfs: OrderedDict[str, tuple[bytes, PdfPages]] = field(default_factory=OrderedDict, repr=False)
     _prepared: OrderedDict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
     _findings: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _pngs: OrderedDict[tuple[str, int, float], bytes] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
@@ -353,14 +360,25 @@ class View:
                 self._findings = audit.findings_json(found)
             return self._findings
 
-    def page_png(self, doc_id: str, page: int) -> bytes:
-        """`GET /pages/DOC_ID/PAGE.png`: the page (from 1) rendered at `SCALE`."""
+    def page_png(self, doc_id: str, page: int, scale: float = SCALE) -> bytes:
+        """`GET /pages/DOC_ID/PAGE.png[?scale=S]`: the page (from 1) rendered at `scale` pixels a
+        point (at most what `MAX_PIXELS` allows, not below `SCALE`), kept per scale."""
         self.check_document(doc_id)
+        key = (doc_id, page, scale)
+        with self._lock:
+            if key in self._pngs:
+                self._pngs.move_to_end(key)
+                return self._pngs[key]
         pdf = self._pdf(doc_id)
         if pdf is None or not 1 <= page <= pdf[1].page_count:
             count = 0 if pdf is None else pdf[1].page_count
             raise ViewNotFound(f"{doc_id} has no page {page} (it has {count})")
-        return render_page(pdf[0], page, scale=SCALE, smaller=1.5)  # a sheet past A1: 1.5 px a point
+        png = render_page(pdf[0], page, scale=scale, smaller=1.5, least=SCALE)  # a sheet past A1: 1.5 px a point
+        with self._lock:
+            self._pngs[key] = png
+            while len(self._pngs) > _PNGS_KEPT:
+                self._pngs.popitem(last=False)
+        return png
 
     def page_count(self, doc_id: str) -> int:
         pdf = self._pdf(doc_id)

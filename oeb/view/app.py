@@ -26,8 +26,9 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
 from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound, WriteRefused
-from oeb.view.api import SCALE, View
+from oeb.view.api import MOST_SCALE, SCALE, View
 from oeb.view.paging import Query, number, to_json
+from oeb.view.pdf import asked_scale
 from oeb.view.review import TOKEN_HEADER, Review, origins
 
 if TYPE_CHECKING:
@@ -229,7 +230,8 @@ class App:
             kind = _TYPES.get(name[name.rfind(".") :], "application/octet-stream")
             return Response(STATIC[name], mimetype=kind)
         if endpoint == "page":
-            png = view.page_png(values["doc_id"], values["page"])
+            scale = asked_scale(request.args.get("scale"), SCALE, MOST_SCALE)
+            png = view.page_png(values["doc_id"], values["page"], scale)
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,

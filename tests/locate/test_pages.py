@@ -65,9 +65,15 @@ FORMS = {
     "+7.25": 7.25,
     "1 234 567.89": 1234567.89,
     "2 500": "2,500",
+    "- 46.00": -46,
+    "( 47.50 )": -47.5,
+    "(48.25 )": "-48.25",
+    "- $ 49.00": -49,
+    "( $ 1,251.50 )": -1251.5,
+    "$ 52.00": 52,
 }
 """Printed numbers and the value each equals for the scorer (a trailing minus: accounting's; thousands
-grouped by spaces)."""
+grouped by spaces; a sign, a dollar or parentheses set a space apart)."""
 
 
 def test_a_number_is_found_in_each_form_the_scorer_reads_as_it() -> None:
@@ -82,6 +88,55 @@ def test_a_number_is_found_in_each_form_the_scorer_reads_as_it() -> None:
 def test_numbers_in_separate_cells_are_not_joined() -> None:
     pages = PdfPages(pdf_bytes(["Qty 12 | 345.00", "Ref 7      250"]))  # a bar, and a wide gap: two cells
     assert [place.status if place else None for place in (one(pages, 12345), one(pages, 7250))] == ["not_printed"] * 2
+
+
+NOT_SIGNED = {"Range 10.00 - 20.00": -20, "Note - 45": -45, "Cell -      53.00": -53, "Bar ( | 54.00 )": -54}
+"""A minus between two numbers (a range), one the scorer reads as no sign (`- 45` is 45 to it: no
+period, no number route), and marks in another cell: none prints the negative number."""
+
+
+def test_a_mark_the_scorer_does_not_read_as_a_sign_is_not_joined() -> None:
+    assert canonical_key("- 45") == canonical_key(45) != canonical_key(-45)
+    pages = PdfPages(pdf_bytes(list(NOT_SIGNED)))
+    for printed, value in NOT_SIGNED.items():
+        assert one(pages, value) == Located("not_printed"), printed
+    assert all(getattr(one(pages, -value), "status", None) == "found" for value in NOT_SIGNED.values())
+
+
+MOMENTS = [
+    "Issued 2024-03-05T00:00:00",
+    "Sent 2024-04-06 10:30, by post",
+    "Stamp 2024-05-07T09:15:00",
+    "Closed 2024-06-08 00:00",
+]
+SAME_MOMENT = {
+    "2024-03-05": 0,  # midnight is the day itself for the scorer
+    "2024-04-06T10:30:00": 1,
+    "2024-04-06 10:30:00+02:00": 1,  # the offset dropped, as the scorer drops it
+    "2024-05-07 09:15": 2,
+    "2024-06-08": 3,
+    "2024-06-08T00:00:00": 3,
+}
+OTHER_MOMENT = {
+    "2024-05-07": "Stamp 2024-05-07T09:15:00",  # a date is not a moment of that day
+    "2024-04-06T10:00:00": "Sent 2024-04-06 10:30",  # nor another time
+    "2024-03-05T10:00:00": "Issued 2024-03-05T00:00:00",
+}
+
+
+def test_an_iso_date_and_time_is_found_as_the_scorer_keys_it() -> None:
+    pages = PdfPages(pdf_bytes(MOMENTS))
+    for value, line in SAME_MOMENT.items():
+        printed = MOMENTS[line].split(" ", 1)[1].split(",")[0]
+        assert canonical_key(value) == canonical_key(printed), value  # equal for the scorer
+        place = one(pages, value)
+        assert place is not None and place.status == "found" and place.bbox is not None, value
+        assert 30 + 12 * line < place.bbox[1] < 42 + 12 * line, value
+    sent = one(pages, "2024-04-06")  # the date word before its time is still a word the page prints
+    assert sent is not None and sent.status == "found" and sent.bbox and 42 < sent.bbox[1] < 54
+    for value, printed in OTHER_MOMENT.items():
+        assert canonical_key(value) != canonical_key(printed.split(" ", 1)[1]), value  # not equal
+        assert one(pages, value) == Located("not_printed"), value
 
 
 def test_what_the_page_does_not_hold_is_not_printed(pages: PdfPages) -> None:

@@ -5,6 +5,7 @@ and dataset's folders."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import signal
 import subprocess
@@ -219,6 +220,20 @@ def test_a_page_is_rendered_as_png(served: Served) -> None:
     assert response.content.startswith(b"\x89PNG\r\n\x1a\n")
     width = int.from_bytes(response.content[16:20], "big")  # the PNG's IHDR: its width in pixels
     assert width >= 595 * 96 / 72 * 2  # sharp at 200%: a pixel for each CSS pixel of the A4 page there
+
+
+def test_a_page_is_rendered_at_the_scale_asked_once_per_scale(served: Served) -> None:
+    """A high-density screen asks for `scale=` (its pixel ratio times the view's): the PNG is that
+    many pixels a point, kept per scale; a scale that is no number from 1 to 8.25 is one line."""
+    path = f"pages/{quote(BRACKETS_DOC)}/1.png"
+    sharp = get(served, path + "?scale=5.5")
+    assert sharp.status_code == 200 and int.from_bytes(sharp.content[16:20], "big") == math.ceil(595 * 5.5)
+    kept = [key for key in served.view._pngs if key[0] == BRACKETS_DOC]
+    assert (BRACKETS_DOC, 1, 5.5) in kept and get(served, path + "?scale=5.50").content == sharp.content
+    assert get(served, path).content != sharp.content and (BRACKETS_DOC, 1, 2.75) in served.view._pngs
+    for bad in ("0.5", "9", "nan", "1e1", "5.555", "-2"):
+        answer = get(served, f"{path}?scale={bad}")
+        assert answer.status_code == 400 and answer.json()["error"].startswith(f"scale={bad!r} is not a number"), bad
 
 
 def test_the_schema_has_the_documents_verdict_counts(served: Served) -> None:

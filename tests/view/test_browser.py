@@ -304,6 +304,23 @@ def test_zoom_and_the_all_errors_toggle(page, served: Served) -> None:
     assert page.locator(".box.all").count() == 0
 
 
+def test_a_high_density_screen_gets_a_page_sharp_at_200_percent(browser, served: Served) -> None:
+    """At devicePixelRatio 2 the page image asks for twice the scale: at 200% it has at least two
+    image pixels for each CSS pixel it takes, so it is not upscaled."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        doc = "long__dd1155_schedule_continuation_0011"
+        page.goto(served.url + f"documents/{doc}?run={quote(labels(served)[1])}&zoom=2")
+        image = page.locator('.page[data-page="1"] img')
+        page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
+        natural, css = image.evaluate("image => [image.naturalWidth, image.getBoundingClientRect().width]")
+        assert abs(css - 595 * 96 / 72 * 2) < 2  # the 200% zoom
+        assert natural >= 2 * css and "scale=5.5" in image.get_attribute("src")
+    finally:
+        context.close()
+
+
 def test_a_60_character_label_keeps_the_side_by_side_table_in_place(
     page, served: Served, sample_runs: Runs, tmp_path: Path
 ) -> None:

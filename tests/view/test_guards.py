@@ -22,7 +22,7 @@ from oeb.errors import PageTooLarge
 from oeb.view.api import open_view
 from oeb.view.app import allowed_hosts, is_loopback
 from oeb.view.export import MARKER, export
-from oeb.view.pdf import render_page
+from oeb.view.pdf import MAX_PIXELS, render_page
 
 
 def _get(served: Served, path: str, host: str) -> httpx.Response:
@@ -81,6 +81,23 @@ def test_a_page_too_large_is_not_rendered(served: Served) -> None:
     with pytest.raises(PageTooLarge, match="page 1 is 14400 x 14400 points, too large to render"):
         render_page(data.getvalue(), 1)
     assert render_page(data.getvalue(), 2).startswith(b"\x89PNG")
+
+
+def test_a_sharper_page_is_capped_by_the_pixel_guard() -> None:
+    """A screen asking twice the scale gets it for a letter page, and the sharpest the 40 Mpx guard
+    allows for an A2 sheet (not the 1.5 px a point of a sheet too large at the view's own scale)."""
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(612, 792)
+    writer.add_blank_page(1191, 1684)  # A2: 11 Mpx at 2.75, 61 Mpx at 5.5
+    data = io.BytesIO()
+    writer.write(data)
+
+    def size(png: bytes) -> tuple[int, int]:
+        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+    assert size(render_page(data.getvalue(), 1, scale=5.5, smaller=1.5, least=2.75)) == (3366, 4356)
+    width, height = size(render_page(data.getvalue(), 2, scale=5.5, smaller=1.5, least=2.75))
+    assert 1191 * 4.4 < width < 1191 * 4.5 and 0.99 * MAX_PIXELS < width * height <= 1.001 * MAX_PIXELS
 
 
 def test_an_id_that_is_a_path_writes_nothing_outside(sample_runs: Runs, tmp_path: Path, capsys) -> None:

@@ -101,7 +101,11 @@ const api = {
 };
 
 function pageImage(doc, page) {
-  return `${ROOT}pages/${encodeURIComponent(doc)}/${page}.png`;
+  // a screen of more device pixels than CSS pixels (devicePixelRatio 2) asks for as many times more, in
+  // quarter steps up to three; the server lowers it for a page past its pixel guard. An export has one size.
+  const url = `${ROOT}pages/${encodeURIComponent(doc)}/${page}.png`;
+  const ratio = Math.min(Math.round(Math.max(window.devicePixelRatio || 1, 1) * 4) / 4, 3);
+  return STATIC || ratio === 1 ? url : `${url}?scale=${+(SCALE * ratio).toFixed(2)}`;
 }
 
 function link(view, values) {
