@@ -27,6 +27,7 @@ from werkzeug.wrappers import Request, Response
 
 from oeb.errors import AdjudicationError, OebError, StaleDecision, UsageError, ViewNotFound, WriteRefused
 from oeb.view.api import SCALE, View
+from oeb.view.gold import gold_json
 from oeb.view.paging import Query, number, to_json
 from oeb.view.review import TOKEN_HEADER, Review, origins
 
@@ -56,6 +57,7 @@ _ROUTES = Map(
         Rule("/calibration", endpoint="calibration"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
+        Rule("/api/gold", endpoint="api_gold"),
         Rule("/api/fields", endpoint="api_fields"),
         Rule("/api/documents", endpoint="api_document_list"),
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
@@ -233,6 +235,7 @@ class App:
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
+            "api_gold": lambda: gold_json(view.board),
             "api_fields": lambda: _fields(view, run, request.args),
             "api_document_list": lambda: view.documents_json(run),
             "api_documents": lambda: view.document_json(
