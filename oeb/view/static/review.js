@@ -1,5 +1,5 @@
 // oeb view --review: the review queue and the adjudications list, drawn with app.js's helpers (el, show,
-// getJSON, box, link; loaded before app.js, called after). Every value from the file, the gold or a
+// getJSON, box, link, STATIC; loaded before app.js, called after). Every value from the file, the gold or a
 // system is put in the page as text only.
 "use strict";
 
