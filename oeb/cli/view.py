@@ -77,40 +77,13 @@ def run(args: argparse.Namespace) -> int:
     if args.dataset is not None:  # named by the user: one that cannot be opened is refused now, not page by page
         view.dataset()
     _slicing(view, args)
-    review = None
-    shown = args.review or args.adjudications
-    if shown is None:  # the file the runs were graded under, in oeb grade's order (as oeb report)
-        from oeb.report.adjudicated import applying_url
+    from oeb.view.gold import read_under
 
-        shown = applying_url(view.runs, None)
-    if (shown is None or shown.strip().lower() == "none") and args.review is None:
-        from oeb.report import leaderboard
-        from oeb.report.adjudicated import annotate, under_gold
-
-        gold = under_gold(view.runs, "none")  # the raw gold: runs graded under a file put back, as oeb report
-        if gold.runs is not view.runs:
-            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs), gold)
-    elif shown is not None and shown.strip().lower() != "none":
-        from oeb.gold import entries
-        from oeb.view.review import Review
-
-        url = shown
-        if args.by is None:
-            entries.load(url)  # a file that cannot be read is refused now, in one line
-        elif args.by.strip() == "":
-            raise UsageError("--by NAME is empty; give the name of who decides")
-        review = Review(view, url, args.by)
-        if args.by is None or storage_exists(url):
-            from oeb.report import leaderboard
-            from oeb.report.adjudicated import annotate, under_gold
-
-            gold = under_gold(view.runs, url)  # the leaderboard and fields under the file, as oeb report
-            view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
-            view.adjudications = gold.adjudications  # the document pages' grounding on the same evidence
+    review = read_under(view, review=args.review, adjudications=args.adjudications, by=args.by)
     if args.export:
         from oeb.view.export import export
 
-        written = export(view, args.export)
+        written = export(view, args.export, review)
         print(
             f"oeb view: wrote {written} files to {args.export}; serve it with any static file server", file=sys.stderr
         )
@@ -138,12 +111,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         httpd.server_close()
     return 0
-
-
-def storage_exists(url: str) -> bool:
-    from oeb import storage
-
-    return storage.exists(url)
 
 
 def _shown(host: str) -> str:

@@ -57,6 +57,7 @@ _ROUTES = Map(
         Rule("/calibration", endpoint="calibration"),
         Rule("/static/<name>", endpoint="static"),
         Rule("/api/runs", endpoint="api_runs"),
+        Rule("/api/gold", endpoint="api_gold"),
         Rule("/api/fields", endpoint="api_fields"),
         Rule("/api/documents", endpoint="api_document_list"),
         Rule("/api/documents/<path:doc_id>", endpoint="api_documents"),
@@ -235,6 +236,7 @@ class App:
             return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
         answer: Callable[[], Any] = {
             "api_runs": view.runs_json,
+            "api_gold": lambda: _gold(view),
             "api_fields": lambda: _fields(view, run, request.args),
             "api_document_list": lambda: view.documents_json(run),
             "api_documents": lambda: view.document_json(
@@ -301,6 +303,13 @@ def _fields(view: View, run: str | None, args: Mapping[str, str]) -> Any:
     if "trait" in args:
         return view.slicing.fields_json(view, run, args["trait"], args.get("value", ""))
     return view.fields_json(run, args.get("suite"))
+
+
+def _gold(view: View) -> Any:
+    """`/api/gold`: which gold the leaderboard's numbers use and how wrong it still is."""
+    from oeb.view.gold import gold_json
+
+    return gold_json(view.board)
 
 
 def _slices(view: View, trait: str | None) -> Any:

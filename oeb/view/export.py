@@ -6,6 +6,7 @@ The pages are the server's shell marked `static`, so the front end reads the API
     index.html, fields.html, documents.html, audit.html    the top views (?run=LABEL&suite=S in the query)
     documents/<DOC_ID>.html, schema/<DOC_ID>.html
     api/runs.json                             GET /api/runs
+    api/gold.json                             GET /api/gold
     api/runs/<N>/fields.json                  GET /api/fields?run=LABEL (N: the run's place in runs.json)
     api/runs/<N>/fields/<S>.json              ... &suite=SUITE (S: the suite's place in the leaderboard)
     api/runs/<N>/documents.json               GET /api/documents?run=LABEL
@@ -21,6 +22,7 @@ The pages are the server's shell marked `static`, so the front end reads the API
     api/runs/<N>/slices/<T>/<V>.json          GET /api/fields?run=LABEL&trait=TRAIT&value=VALUE (V: the value's
                                               place in the trait's values in slices.json)
     api/mix.json                              GET /api/mix (with --mix or --mix-from)
+    adjudications.html, api/adjudications.json  GET /api/adjudications (with an adjudication file shown)
     pages/<DOC_ID>/<PAGE>.png                 GET /pages/DOC_ID/PAGE.png
 
 A DOC_ID is a file name (the manifest checks make it one), so it names its files as it is; URLs carry
@@ -37,7 +39,9 @@ from oeb import storage
 from oeb.errors import PageTooLarge, ReportError, StorageFormatError, UsageError
 from oeb.view.api import View
 from oeb.view.app import STATIC, shell
+from oeb.view.gold import gold_json
 from oeb.view.paging import Query, to_json
+from oeb.view.review import Review
 
 _THREADS = 4
 """Documents exported at once: rendering and writing overlap (PDFium and the writes release the GIL)."""
@@ -65,10 +69,12 @@ def _earlier(folder: str) -> list[str]:
     return [path for path in earlier if path in listing and path != MARKER]
 
 
-def export(view: View, folder: str) -> int:
+def export(view: View, folder: str, review: Review | None = None) -> int:
     """Write the whole app under `folder` (local or s3://); returns the number of files written. The
-    files of an earlier export there that this one does not write are removed (no stale pages)."""
+    files of an earlier export there that this one does not write are removed (no stale pages). With
+    the adjudication file the view is read under (`review`, read-only), its list of entries too."""
     earlier = _earlier(folder)
+    pages = _Pages(view.audit, review is not None)
     written: list[str] = []  # list.append is atomic: the documents' threads share it
 
     def put(path: str, data: bytes) -> None:
@@ -88,8 +94,12 @@ def export(view: View, folder: str) -> int:
     )
     for page, path in tops:
         if page != "audit" or view.audit:
-            put(path, shell(page, static=True, root="", audit=view.audit).encode())
+            put(path, pages.html(page))
     put("api/runs.json", to_json(view.runs_json()))
+    put("api/gold.json", to_json(gold_json(view.board)))
+    if review is not None:
+        put("adjudications.html", pages.html("adjudications"))
+        put("api/adjudications.json", to_json(review.adjudications_json()))
     put("api/calibration.json", to_json(view.calibration_json()))
     if view.audit:
         put("api/audit.json", to_json(view.audit_json()))
@@ -98,9 +108,9 @@ def export(view: View, folder: str) -> int:
         put(f"api/runs/{number}/documents.json", to_json(view.documents_json(label)))
         for index, suite in enumerate(view.board["suites"]):
             put(f"api/runs/{number}/fields/{index}.json", to_json(view.fields_json(label, suite)))
-    _slices(view, put)
+    _slices(view, put, pages)
     with ThreadPoolExecutor(_THREADS) as pool:
-        for done in [pool.submit(_document, view, doc_id, put) for doc_id in view.doc_ids]:
+        for done in [pool.submit(_document, view, doc_id, put, pages) for doc_id in view.doc_ids]:
             done.result()
     storage.write_json(storage.join(folder, MARKER), sorted(written))
     for stale in set(earlier) - set(written):
@@ -108,10 +118,22 @@ def export(view: View, folder: str) -> int:
     return len(written) + 1  # and the list of them
 
 
-def _document(view: View, doc_id: str, put: Callable[[str, bytes], None]) -> None:
+class _Pages:
+    """The shell of each exported page: static, with the gold audit and the adjudications list in its
+    menu when the export has them."""
+
+    def __init__(self, audit: bool, adjudications: bool) -> None:
+        self.audit, self.review = audit, "read" if adjudications else ""
+
+    def html(self, page: str, root: str = "", doc_id: str | None = None) -> bytes:
+        text = shell(page, static=True, root=root, doc_id=doc_id, audit=self.audit, review=self.review)
+        return text.encode()
+
+
+def _document(view: View, doc_id: str, put: Callable[[str, bytes], None], pages: _Pages) -> None:
     """One document's pages, its rendered PDF pages and every run's answers about it."""
     for page in ("documents", "schema"):
-        put(f"{page}/{doc_id}.html", shell(page, static=True, root="../", doc_id=doc_id, audit=view.audit).encode())
+        put(f"{page}/{doc_id}.html", pages.html(page, "../", doc_id))
     for number, label in enumerate(view.labels):
         _answers(view, f"api/runs/{number}", label, doc_id, put)
     for number in range(1, view.page_count(doc_id) + 1):
@@ -142,9 +164,9 @@ def _answers(view: View, base: str, label: str, doc_id: str, put: Callable[[str,
             offset = boxes["next"]
 
 
-def _slices(view: View, put: Callable[[str, bytes], None]) -> None:
+def _slices(view: View, put: Callable[[str, bytes], None], pages: _Pages) -> None:
     """The slices page and its answers: the traits, each trait's slices, the mix when one is shown."""
-    put("slices.html", shell("slices", static=True, root="", audit=view.audit).encode())
+    put("slices.html", pages.html("slices"))
     listed = view.slicing.traits_json(view)
     put("api/slices.json", to_json(listed))
     for number, entry in enumerate(listed["traits"]):

@@ -381,3 +381,38 @@ def first_errors(served: Served, run: str) -> list[dict]:
         for v in answer["verdicts"]
         if (v["located"]["gold"] or {}).get("page") or (v["located"]["pred"] or {}).get("page")
     ]
+
+
+def test_a_scans_note_stands_above_its_page_never_over_it(page, tmp_path: Path) -> None:
+    """A page without a text layer says how it was read in a note above the page image, where it covers
+    nothing printed at the page's top (it used to lie over the image's top strip)."""
+    import io
+    import json
+    import sys
+
+    import pypdfium2  # type: ignore[import-untyped]
+
+    from oeb.cli import main
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from dataset_files import Document, pdf_bytes, write_dataset
+
+    drawn = pypdfium2.PdfDocument(pdf_bytes(["Invoice INV-0042", "Total due: 1,234.50"]))[0]
+    scan = io.BytesIO()
+    drawn.render(scale=100 / 72).to_pil().convert("L").save(scan, format="PDF", resolution=100.0)
+    schema = {"type": "object", "properties": {"number": {"type": "string"}}}
+    dataset = str(tmp_path / "dataset")
+    write_dataset(dataset, [Document("scanned", "invoices", "s1", schema, {"number": "INV-0042"}, scan.getvalue())])
+    mine = tmp_path / "mine"
+    (mine / "predictions").mkdir(parents=True)
+    (mine / "predictions" / "scanned.json").write_text(json.dumps({"number": "INV-0042"}))
+    assert main(["grade", str(mine), "--dataset", dataset]) == 0
+    for site in serve(open_view([str(mine)])):
+        page.goto(site.url + "documents/scanned?run=mine")
+        note, image = page.locator(".page-note"), page.locator('.page[data-page="1"] img')
+        note.wait_for()
+        page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=image.element_handle())
+        assert note.is_visible() and note.inner_text().startswith("page 1: a scan")
+        said, drawn_at = note.bounding_box(), image.bounding_box()
+        assert said and drawn_at and said["height"] > 5
+        assert said["y"] + said["height"] <= drawn_at["y"]  # above the image: no overlap

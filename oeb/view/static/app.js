@@ -74,6 +74,7 @@ function suites() {
 
 const api = {
   runs: () => (STATIC ? "api/runs.json" : "api/runs"),
+  gold: () => (STATIC ? "api/gold.json" : "api/gold"),
   fields: (run, suite) =>
     STATIC
       ? `api/runs/${runIndex(run)}/` + (suite ? `fields/${suites().indexOf(suite)}.json` : "fields.json")
@@ -278,11 +279,19 @@ function suiteTable() {
       })))));
 }
 
-function board() {
+function goldLines(said) {
+  // what `oeb report` prints under its leaderboard: the gold used, its error (per suite, indented), the
+  // ranks within its noise
+  return el("div", { class: "note gold", id: "gold" }, said.lines.map((line) =>
+    el("div", { class: line.startsWith("  ") ? "suite" : null }, line.trim())));
+}
+
+async function board() {
   document.title = "oeb view: leaderboard";
+  const said = await getJSON(api.gold());
   show(el("h1", {}, "Leaderboard"),
     el("p", { class: "note" }, "Percent; accuracy and the five error shares are per-document means over scored documents; headline = accuracy × coverage; latency: the median and 95th percentile of a document's wall time. A system opens its fields."),
-    boardTable(), el("h2", {}, "Cost against the headline"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
+    goldLines(said), boardTable(), el("h2", {}, "Cost against the headline"), chart(), el("h2", {}, "Accuracy per suite"), suiteTable());
 }
 
 // -- fields --------------------------------------------------------------------------------------

@@ -141,11 +141,12 @@ async function documentView() {
   for (let page = 1; page <= first.pages; page++) {
     const note = (first.page_notes || []).find((n) => n.page === page) || {};
     const [width, height] = [note.width || 612, note.height || 792];
+    // a scan's note stands above its page, never over the image: a value printed at the top stays seen
+    if (note.note) pages.append(el("p", { class: "page-note" }, `page ${page}: ${note.note}`));
     pages.append(el("div", { class: "page", "data-page": page, "data-width": width, "data-height": height,
       style: `aspect-ratio: ${width} / ${height}` },
       el("img", { src: pageImage(doc, page), alt: `page ${page} of ${doc}`, loading: page > 2 ? "lazy" : "eager" }),
-      el("span", { class: "page-number" }, `page ${page}`),
-      note.note ? el("span", { class: "page-note" }, `page ${page}: ${note.note}`) : null));
+      el("span", { class: "page-number" }, `page ${page}`)));
   }
   if (!first.pages) pages.append(el("p", { class: "note" }, "No PDF pages to show for this document."));
   const status = el("p", { id: "where", class: "where", "aria-live": "polite" }, "Select a verdict to see where its values stand and why it is what it is.");

@@ -1,5 +1,5 @@
 // oeb view --review: the review queue and the adjudications list, drawn with app.js's helpers (el, show,
-// getJSON, box, link; loaded before app.js, called after). Every value from the file, the gold or a
+// getJSON, box, link, STATIC; loaded before app.js, called after). Every value from the file, the gold or a
 // system is put in the page as text only.
 "use strict";
 
@@ -185,7 +185,7 @@ const oebReview = (() => {
 
   async function list() {
     document.title = "oeb view: adjudications";
-    const answer = await getJSON("api/adjudications");
+    const answer = await getJSON(STATIC ? "api/adjudications.json" : "api/adjudications"); // an export: its file
     const head = ["id", "document", "address", "action", "status", "by", "reason", "effect per run (accuracy)"];
     show(el("h1", {}, "Adjudications"),
       el("p", { class: "note" }, `${answer.entries.length} entries of ${answer.file} (sha256 ${answer.sha256.slice(0, 12)}).`),
