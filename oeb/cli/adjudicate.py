@@ -101,8 +101,8 @@ def _propose(args: argparse.Namespace) -> int:
     dataset = audit.dataset_of(runs, None)
     findings = audit.audit(runs, dataset, min_agree)
     proposed = _located(propose.entries_of(findings), dataset)
-    existing = _header(entries.load_or_empty(args.out), dataset)
-    merged, added, refreshed = propose.merge(existing, proposed)
+    read = entries.load_or_empty(args.out)
+    merged, added, refreshed = propose.merge(_header(read, dataset), proposed)
     entries.save(merged, args.out)
     print(
         f"oeb adjudicate: {added} new and {refreshed} refreshed proposals from {len(findings)} findings "
@@ -110,6 +110,7 @@ def _propose(args: argparse.Namespace) -> int:
         "or oeb view --review",
         file=sys.stderr,
     )
+    _relaid(read)
     return 0
 
 
@@ -136,7 +137,20 @@ def _decide(args: argparse.Namespace) -> int:
     save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
+    _relaid(current)
     return 0
+
+
+def _relaid(read: Adjudications) -> None:
+    """Say so when the file was hand-edited: what oeb writes keeps the entries, not the comments."""
+    from oeb.gold import entries
+
+    if entries.relaid(read):
+        print(
+            f"oeb adjudicate: note: {read.url} is written in oeb's own layout; the comments, anchors (&name, "
+            "*name) and flow lists of a hand-edited file are not kept, its entries are",
+            file=sys.stderr,
+        )
 
 
 def save(adjudications: Adjudications, url: str, message: str) -> None:
@@ -211,7 +225,8 @@ def _sample(args: argparse.Namespace) -> int:
     dataset = open_dataset(args.dataset)
     values = sample.population(dataset)
     drawn = sample.draw(values, args.n, args.seed, args.by == "suite")
-    existing = _header(entries.load_or_empty(args.out), dataset)
+    read = entries.load_or_empty(args.out)
+    existing = _header(read, dataset)
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
     fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
@@ -221,4 +236,5 @@ def _sample(args: argparse.Namespace) -> int:
         f"({len(drawn) - len(fresh)} already there); check each with oeb view --review or oeb adjudicate accept",
         file=sys.stderr,
     )
+    _relaid(read)
     return 0

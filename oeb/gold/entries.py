@@ -325,6 +325,12 @@ def dump(adjudications: Adjudications) -> str:
     return text
 
 
+def relaid(read: Adjudications) -> bool:
+    """Whether writing a file read from disk back changes more than its entries: oeb writes its own
+    layout, so a hand-edited file's comments, anchors (`&name`, `<<: *name`) and flow lists go."""
+    return bool(read.sha256) and hashlib.sha256(dump(read).encode()).hexdigest() != read.sha256
+
+
 def save(adjudications: Adjudications, url: str) -> Adjudications:
     """Write the file atomically (checked by reading it back first); returns it as written."""
     text = dump(adjudications)

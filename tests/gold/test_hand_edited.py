@@ -1,0 +1,126 @@
+"""An adjudication file a person writes by hand (comments, YAML anchors and merge keys, unicode values,
+addresses spelled their own way inside nested arrays), a dataset whose gold holds blank strings, and a
+reproduction under another gold: what the first audit's tests, all on oeb-written files, did not try."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from goldruns import GoldRuns
+
+from oeb.cli import main
+from oeb.dataset import SAMPLE_DATASET
+from oeb.gold import entries, sample
+from oeb.publish.reproduce import differences
+from oeb.report import load_run
+
+HAND = """\
+# decided at the team meeting ✍ (this comment is ours)
+dataset: {dataset}
+entries:
+- &fix                      # an anchor, merged into the next entry
+  id: h-1
+  doc_id: short__invoice_4417
+  address: customer
+  action: accept
+  values: [Amberline Foods, "Ämberline Fööds 東京"]
+  status: accepted
+  reason: &why the page reads Amberline Foods
+  by: &who ann
+  date: 2026-12-05
+- <<: *fix
+  id: h-2
+  doc_id: short__invoice_4418
+  status: proposed
+- {{id: h-3, doc_id: short__invoice_4417, address: "line_items[1].amount", action: verify, status: proposed}}
+"""
+
+
+def test_a_hand_edited_file_reads_and_says_what_a_decision_rewrites(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = tmp_path / "adjudications.yaml"
+    url.write_text(HAND.format(dataset=gold_runs.dataset))
+    read = entries.load(str(url))
+    merged = read.by_id("h-2")
+    assert (merged.address, merged.values, merged.reason, merged.by) == (
+        "customer",
+        ("Amberline Foods", "Ämberline Fööds 東京"),
+        "the page reads Amberline Foods",
+        "ann",
+    )
+    assert main(["adjudicate", "check", str(url)]) == 0
+    capsys.readouterr()
+    assert main(["adjudicate", "accept", str(url), "h-3", "--by", "bob", "--reason", "the page: 297,90 ✓"]) == 0
+    err = capsys.readouterr().err
+    assert "1 entry accepted" in err and "comments, anchors" in err and "are not kept" in err
+    again = entries.load(str(url))
+    assert [e.id for e in again.entries] == ["h-1", "h-2", "h-3"]
+    assert again.by_id("h-2") == merged and again.by_id("h-3").reason == "the page: 297,90 ✓"
+    assert "Ämberline Fööds 東京" in url.read_text(encoding="utf-8")  # unicode kept as text, not escaped
+    # the file is now in oeb's own layout: the next decision has nothing to warn about
+    assert main(["adjudicate", "reject", str(url), "h-2", "--by", "bob", "--reason", "no"]) == 0
+    assert "not kept" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["line_items[01].sku", "line_items[00].sku", "line_items[\u0661].sku"],
+)
+def test_an_address_spelled_another_way_is_refused_before_grading(
+    gold_runs: GoldRuns, tmp_path: Path, address: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`line_items[01].sku` names the place verdicts print as `line_items[1].sku`: accepted as an `add`
+    it put a second verdict beside the gold's own (and a second accepted entry on one address went
+    unseen); it is refused in one line naming the spelling to write, and nothing is graded."""
+    url = tmp_path / "adjudications.yaml"
+    url.write_text(
+        "- {id: odd, doc_id: short__invoice_4417, action: add, value: HH-2, status: accepted, by: ann, reason: r,"
+        f" address: {json.dumps(address)}}}\n"
+    )
+    capsys.readouterr()
+    assert main(["adjudicate", "check", str(url), "--dataset", gold_runs.dataset]) == 2
+    assert "as verdicts print it" in capsys.readouterr().out
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[0], run)
+    before = (run / "field_matching" / "verdicts.parquet").read_bytes()
+    assert main(["grade", str(run), "--adjudications", str(url)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "as verdicts print it" in err and len(err.splitlines()) == 1
+    assert (run / "field_matching" / "verdicts.parquet").read_bytes() == before
+
+
+def test_blank_gold_strings_are_never_sampled(tmp_path: Path) -> None:
+    """The scorer grades no empty or blank gold string (`states_nothing`): a person asked to verify
+    one checks what no score counts, and the gold error's denominator grows with it."""
+    folder = tmp_path / "blank"
+    shutil.copytree(SAMPLE_DATASET, folder)
+    path = folder / "gold" / "short__invoice_4417.json"
+    gold = json.loads(path.read_text())
+    gold["customer"], gold["vendor"]["city"] = "", " \u00a0"
+    path.write_text(json.dumps(gold))
+    from oeb.dataset import open_dataset
+
+    values = sample.population(open_dataset(str(folder)))
+    found = {(doc_id, address) for _, doc_id, address, _ in values}
+    assert ("short__invoice_4417", "customer") not in found and ("short__invoice_4417", "vendor.city") not in found
+    assert ("short__invoice_4417", "currency") in found
+    assert all(str(value).strip() for *_, value in values)
+
+
+def test_a_reproduction_under_another_gold_says_so(gold_runs: GoldRuns, tmp_path: Path) -> None:
+    """`oeb reproduce --adjudications none` of a run graded under a file moves the score through the
+    gold; "what differs" names it instead of saying the provenance is the same."""
+    url = tmp_path / "adjudications.yaml"
+    url.write_text(HAND.format(dataset=gold_runs.dataset))
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[0], run)
+    raw = load_run(str(run))
+    assert main(["grade", str(run), "--adjudications", str(url)]) == 0
+    under = load_run(str(run))
+    sha = entries.load(str(url)).short
+    assert f"adjudications: {sha} -> none" in differences(under, raw)
+    assert not [line for line in differences(under, under) if line.startswith("adjudications")]
