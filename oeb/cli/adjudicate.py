@@ -44,7 +44,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         decide.add_argument("--by", required=True, metavar="NAME", help="who decides")
         decide.add_argument("--reason", metavar="TEXT", required=verb == "reject", help="why")
         if verb == "accept":
-            decide.add_argument("--value", metavar="JSON", help="a verify entry's correction, as JSON")
+            decide.add_argument(
+                "--value",
+                metavar="JSON",
+                help="a verify entry's correction, as JSON (null: the page states no value there)",
+            )
         decide.set_defaults(run=_decide, status="accepted" if verb == "accept" else "rejected")
 
     check = verbs.add_parser("check", help="every entry against the dataset; one line per problem, exit 2")

@@ -95,7 +95,9 @@ def _shape_problem(entry: Entry, row: Row, present: dict[str, Any]) -> str | Non
 
 
 def _put_values(entry: Entry) -> list[Any]:
-    return list(entry.values) if entry.action == "accept" else [entry.value] if entry.has_value else []
+    if entry.action == "accept":
+        return list(entry.values)
+    return [entry.value] if entry.has_value and entry.value is not None else []  # a verify's null: none there
 
 
 def document_problems(entries: Sequence[Entry], row: Row | None, gold: dict[str, Any] | None) -> dict[str, list[str]]:

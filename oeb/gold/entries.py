@@ -70,8 +70,8 @@ class Entry:
         one it confirms the gold and changes nothing); None when it is not accepted."""
         if self.status != "accepted":
             return None
-        if self.action == "verify":
-            return "replace" if self.has_value else None
+        if self.action == "verify":  # `value: null`: the page states nothing there, the gold's is dropped
+            return None if not self.has_value else "remove" if self.value is None else "replace"
         return self.action
 
     @property
@@ -203,7 +203,7 @@ def parse_entry(raw: Any, where: str) -> Entry:
         raise AdjudicationError(f"{where}: a {action} entry needs `value:`, the new gold value")
     if action in ("remove", "accept") and has_value:
         raise AdjudicationError(f"{where}: a {action} entry takes no `value`")
-    if has_value and (raw["value"] is None or isinstance(raw["value"], dict | list)):
+    if has_value and ((raw["value"] is None and action != "verify") or isinstance(raw["value"], dict | list)):
         raise AdjudicationError(f"{where}: `value` must be one value (text, number, true/false); use remove to drop it")
     reason = _text(raw, "reason", where, required=False)
     by = _text(raw, "by", where, required=False)
@@ -352,7 +352,7 @@ def decide(
 ) -> Entry:
     """The entry decided: `accepted` or `rejected` by `by`, with a reason (its own one kept when none is
     given for an acceptance; a rejection always needs one) and, for a verify entry, a corrected value
-    (one already in the entry is kept when none is given)."""
+    (one already in the entry is kept when none is given; None: the page states no value there)."""
     if not by.strip():
         raise AdjudicationError("--by NAME is empty; give the name of who decides")
     reason = reason if reason is not None and reason.strip() else None
@@ -365,8 +365,11 @@ def decide(
     if value is not MISSING:
         if entry.action not in ("verify", "replace", "add"):
             raise AdjudicationError(f"{entry.id}: --value is for verify entries (a correction), not {entry.action}")
-        if value is None or isinstance(value, dict | list):
-            raise AdjudicationError(f"{entry.id}: --value must be one JSON value (text, number, true/false)")
+        if (value is None and entry.action != "verify") or isinstance(value, dict | list):
+            raise AdjudicationError(
+                f"{entry.id}: --value must be one JSON value (text, number, true/false; null only for a verify "
+                "entry whose value the page does not state)"
+            )
     return dataclasses.replace(
         entry,
         status=status,

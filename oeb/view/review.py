@@ -42,6 +42,10 @@ def origins(host: str, port: int) -> frozenset[str]:
     return frozenset(f"http://{name}:{port}" for name in names)
 
 
+ABSENT = "absent: the document states no value here"
+"""The reason of an entry marked absent (`x`) without one typed."""
+
+
 def typed_value(text: str) -> Any:
     """A value typed on the page: JSON when it reads as a number, true/false or a quoted string, else
     the text itself."""
@@ -199,13 +203,14 @@ class Review:
             raise WriteRefused(f"a decision from {origin} is refused: only this server's own pages can decide")
 
     def decide(self, body: Any) -> dict[str, Any]:
-        """`POST /api/review/decide` with `{id, revision, decision: accept|reject|correct, reason,
-        value}` (value: the typed text of a correction): the entry as written, with its new revision."""
+        """`POST /api/review/decide` with `{id, revision, decision: accept|reject|correct|absent, reason,
+        value}` (value: the typed text of a correction; absent: a verify entry's value is not on the
+        page, accepted with `value: null`): the entry as written, with its new revision."""
         if not isinstance(body, dict):
             raise AdjudicationError("a decision is a JSON object: {id, revision, decision, reason, value}")
         decision, entry_id, revision = body.get("decision"), body.get("id"), body.get("revision")
-        if decision not in ("accept", "reject", "correct") or not isinstance(entry_id, str):
-            raise AdjudicationError("a decision needs `id` and `decision` (accept, reject or correct)")
+        if decision not in ("accept", "reject", "correct", "absent") or not isinstance(entry_id, str):
+            raise AdjudicationError("a decision needs `id` and `decision` (accept, reject, correct or absent)")
         reason = body.get("reason") if isinstance(body.get("reason"), str) else None
         assert self.by is not None
         with self._lock:
@@ -221,6 +226,12 @@ class Review:
                 if not isinstance(text, str) or not text.strip():
                     raise AdjudicationError(f"{entry_id}: type the corrected value")
                 new = _corrected(entry, self.by, reason, typed_value(text))
+            elif decision == "absent":  # the page states no value there: a sampled gold value was wrong
+                if entry.action != "verify":
+                    raise AdjudicationError(
+                        f"{entry_id}: only a verify entry is marked absent; reject it with a reason"
+                    )
+                new = entries.decide(entry, "accepted", self.by, reason or ABSENT, None)
             else:
                 status = "accepted" if decision == "accept" else "rejected"
                 new = entries.decide(entry, status, self.by, reason)

@@ -13,6 +13,7 @@ from goldruns import GoldRuns
 
 from oeb.cli import main
 from oeb.dataset import SAMPLE_DATASET
+from oeb.errors import AdjudicationError
 from oeb.gold import entries, sample
 from oeb.publish.reproduce import differences
 from oeb.report import load_run
@@ -124,3 +125,36 @@ def test_a_reproduction_under_another_gold_says_so(gold_runs: GoldRuns, tmp_path
     sha = entries.load(str(url)).short
     assert f"adjudications: {sha} -> none" in differences(under, raw)
     assert not [line for line in differences(under, under) if line.startswith("adjudications")]
+
+
+def test_a_sampled_value_the_page_does_not_state_counts_as_wrong(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A person checking a sampled gold value may find nothing there on the page (gold the annotators
+    made up). Rejecting the entry counted it for nothing, so the gold error missed that kind of error;
+    `--value null` (the review page's `x`) accepts it as wrong: the gold value is dropped, as `remove`."""
+    url = str(tmp_path / "adjudications.yaml")
+    assert main(["adjudicate", "sample", gold_runs.dataset, "--n", "3", "--seed", "5", "--out", url]) == 0
+    first, second, third = entries.load(url).entries
+    assert main(["adjudicate", "accept", url, first.id, second.id, "--by", "ann", "--reason", "as printed"]) == 0
+    assert (
+        main(["adjudicate", "accept", url, third.id, "--by", "ann", "--reason", "not on the page", "--value", "null"])
+        == 0
+    )
+    written = entries.load(url).by_id(third.id)
+    assert (written.status, written.has_value, written.value, written.effect) == ("accepted", True, None, "remove")
+    assert "value: null" in Path(url).read_text()
+    assert main(["adjudicate", "check", url]) == 0
+    capsys.readouterr()
+    assert main(["report", gold_runs.runs[0], "--adjudications", url, "--format", "json"]) == 0
+    error = json.loads(capsys.readouterr().out)["gold_error"]
+    assert (error["checked"], error["wrong"]) == (3, 1)
+    run = tmp_path / "run"
+    shutil.copytree(gold_runs.runs[0], run)
+    assert main(["grade", str(run), "--adjudications", url]) == 0
+    import pyarrow.parquet as pq
+
+    verdicts = pq.read_table(run / "field_matching" / "verdicts.parquet").to_pylist()
+    assert not [v for v in verdicts if (v["id"], v["address"]) == (third.doc_id, third.address)]  # dropped
+    with pytest.raises(AdjudicationError, match="must be one value"):
+        entries.parse("- {id: r, doc_id: d, address: a, action: replace, value: null}\n")

@@ -88,8 +88,8 @@ const oebReview = (() => {
       if (!items.length) return;
       const item = items[at];
       if (typed !== undefined) value.value = typed;
-      if (decision === "absent") {
-        decision = "reject";
+      if (decision === "absent") {  // a sampled value not on the page: the gold was wrong (value: null)
+        if (item.action !== "verify") decision = "reject";
         if (!reason.value.trim()) reason.value = ABSENT;
       }
       if (decided.has(item.id)) {
