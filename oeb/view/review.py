@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import _json, storage
+from oeb.dataset import Dataset
 from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError, WriteRefused
 from oeb.gold import entries
 from oeb.gold.check import decisions_refused
@@ -212,6 +213,7 @@ class Review:
         if decision not in ("accept", "reject", "correct", "absent") or not isinstance(entry_id, str):
             raise AdjudicationError("a decision needs `id` and `decision` (accept, reject, correct or absent)")
         reason = body.get("reason") if isinstance(body.get("reason"), str) else None
+        readings: list[Any] = []
         assert self.by is not None
         with self._lock:
             current = entries.load(self.url)
@@ -225,7 +227,8 @@ class Review:
                 text = body.get("value")
                 if not isinstance(text, str) or not text.strip():
                     raise AdjudicationError(f"{entry_id}: type the corrected value")
-                new = _corrected(entry, self.by, reason, typed_value(text))
+                readings = _readings(text)
+                new = _corrected(entry, self.by, reason, readings[0])
             elif decision == "absent":  # the page states no value there: a sampled gold value was wrong
                 if entry.action != "verify":
                     raise AdjudicationError(
@@ -237,9 +240,30 @@ class Review:
                 new = entries.decide(entry, status, self.by, reason)
             updated = current.replaced([new])
             updated.accepted  # noqa: B018 - two accepted entries on one address are refused before writing
-            decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
+            try:
+                decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
+            except AdjudicationError:
+                as_text = _corrected(entry, self.by, reason, readings[-1]) if len(readings) > 1 else None
+                if as_text is None or _refused(current.replaced([as_text]), as_text, self.view.dataset()):
+                    raise
+                new, updated = as_text, current.replaced([as_text])  # `1234` typed for a text field
             entries.save(updated, self.url)
         return self._entry_json(new)
+
+
+def _refused(updated: Adjudications, decided: Entry, dataset: Dataset) -> bool:
+    try:
+        decisions_refused(updated, [decided], dataset)
+    except AdjudicationError:
+        return True
+    return False
+
+
+def _readings(text: str) -> list[Any]:
+    """What a typed correction may mean, in order: its JSON reading, then, for a number or true/false,
+    the text as typed (taken when the field's schema refuses the first: `1234` typed for an SKU)."""
+    typed = typed_value(text)
+    return [typed] if isinstance(typed, str) else [typed, text.strip()]
 
 
 def _corrected(entry: Entry, by: str, reason: str | None, value: Any) -> Entry:

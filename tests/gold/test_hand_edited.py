@@ -158,3 +158,31 @@ def test_a_sampled_value_the_page_does_not_state_counts_as_wrong(
     assert not [v for v in verdicts if (v["id"], v["address"]) == (third.doc_id, third.address)]  # dropped
     with pytest.raises(AdjudicationError, match="must be one value"):
         entries.parse("- {id: r, doc_id: d, address: a, action: replace, value: null}\n")
+
+
+def test_a_number_typed_for_a_text_field_on_the_review_page_is_the_text(gold_runs: GoldRuns, tmp_path: Path) -> None:
+    """The review page reads a typed correction as JSON, else as text: `4417` typed for a string field
+    read as the number 4417, which the schema refused ("is not of type 'string'"); the reviewer had to
+    know to type `"4417"`. The text as typed is taken when the schema refuses the number."""
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    url = tmp_path / "adjudications.yaml"
+    url.write_text(
+        "- {id: v-text, doc_id: short__invoice_4418, address: invoice_number, action: verify}\n"
+        "- {id: v-number, doc_id: short__invoice_4418, address: total, action: verify}\n"
+        "- {id: v-bad, doc_id: short__invoice_4418, address: subtotal, action: verify}\n"
+    )
+    review = Review(open_view([gold_runs.runs[0]]), str(url), "ann")
+    read = entries.load(str(url))
+
+    def correct(entry_id: str, text: str) -> object:
+        body = {"id": entry_id, "revision": read.by_id(entry_id).revision, "decision": "correct", "value": text}
+        return review.decide(body | {"reason": "typed"})["value"]
+
+    assert correct("v-text", "4418") == "4418"
+    assert correct("v-number", "12.5") == 12.5
+    before = url.read_bytes()
+    with pytest.raises(AdjudicationError, match="refused by the schema"):
+        correct("v-bad", "4,24")
+    assert url.read_bytes() == before
