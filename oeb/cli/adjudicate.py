@@ -107,7 +107,7 @@ def _propose(args: argparse.Namespace) -> int:
     proposed = _located(propose.entries_of(findings), dataset)
     read = entries.load_or_empty(args.out)
     merged, added, refreshed = propose.merge(_header(read, dataset), proposed)
-    entries.save(merged, args.out)
+    save(merged, args.out, f"oeb adjudicate propose: {added} new proposals")
     print(
         f"oeb adjudicate: {added} new and {refreshed} refreshed proposals from {len(findings)} findings "
         f"(agreement {min_agree} of {len(runs)}) in {args.out}; decide them with oeb adjudicate accept|reject "
@@ -234,7 +234,7 @@ def _sample(args: argparse.Namespace) -> int:
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
     fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
-    entries.save(existing.replaced(fresh), args.out)
+    save(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify")
     print(
         f"oeb adjudicate: {len(fresh)} sampled gold values of {len(values)} as verify entries in {args.out} "
         f"({len(drawn) - len(fresh)} already there); check each with oeb view --review or oeb adjudicate accept",

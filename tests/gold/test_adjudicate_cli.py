@@ -272,6 +272,10 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
     pinned = applying(None, dataset)
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
+    # propose and sample write a file beside a Hub dataset as accept does: in a commit (they were refused)
+    dataset_url = url.removesuffix("/adjudications.yaml")
+    assert main(["adjudicate", "sample", dataset_url, "--n", "2", "--seed", "3", "--out", url]) == 0
+    assert [e.action for e in entries.load(url).entries] == ["accept", "remove", "verify", "verify"]
 
 
 def test_compare_and_slices_say_which_gold(
