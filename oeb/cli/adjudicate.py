@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from oeb.errors import AdjudicationError, UsageError
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
     from oeb.gold.entries import Adjudications, Entry
+    from oeb.publish.destination import Destination
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -95,7 +97,7 @@ def _located(found: list[Entry], dataset: Dataset) -> list[Entry]:
 
 
 def _propose(args: argparse.Namespace) -> int:
-    from oeb.gold import entries, propose
+    from oeb.gold import propose
     from oeb.report import audit, load_runs
 
     runs = load_runs(args.runs)
@@ -105,9 +107,9 @@ def _propose(args: argparse.Namespace) -> int:
     dataset = audit.dataset_of(runs, None)
     findings = audit.audit(runs, dataset, min_agree)
     proposed = _located(propose.entries_of(findings), dataset)
-    read = entries.load_or_empty(args.out)
+    read, at = _read(args.out, missing_ok=True)
     merged, added, refreshed = propose.merge(_header(read, dataset), proposed)
-    save(merged, args.out, f"oeb adjudicate propose: {added} new proposals")
+    save(merged, args.out, f"oeb adjudicate propose: {added} new proposals", at)
     print(
         f"oeb adjudicate: {added} new and {refreshed} refreshed proposals from {len(findings)} findings "
         f"(agreement {min_agree} of {len(runs)}) in {args.out}; decide them with oeb adjudicate accept|reject "
@@ -121,7 +123,7 @@ def _propose(args: argparse.Namespace) -> int:
 def _decide(args: argparse.Namespace) -> int:
     from oeb.gold import entries
 
-    current = entries.load(args.file)
+    current, at = _read(args.file)
     unknown = entries.ids_unknown(current, args.ids)
     if unknown:
         raise AdjudicationError(f"{args.file}: no entry with id {unknown[0]!r}; nothing was changed")
@@ -138,7 +140,7 @@ def _decide(args: argparse.Namespace) -> int:
         from oeb.gold.check import decisions_refused
 
         decisions_refused(updated, decided, _dataset_for(current, None))  # never write what grading refuses
-    save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
+    save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}", at)
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
     _relaid(current)
@@ -157,9 +159,31 @@ def _relaid(read: Adjudications) -> None:
         )
 
 
-def save(adjudications: Adjudications, url: str, message: str) -> None:
+def _read(url: str, missing_ok: bool = False) -> tuple[Adjudications, Destination | None]:
+    """The file (an empty one when `missing_ok` and there is none) and, for an `hf://` file, the Hub
+    folder pinned at the commit it was read at: `save` commits on that parent, so a push in between is
+    refused rather than overwritten."""
+    from oeb.gold import entries
+
+    if not url.startswith("hf://"):
+        return (entries.load_or_empty(url) if missing_ok else entries.load(url)), None
+    from oeb.errors import PublishError
+    from oeb.publish.destination import open_destination
+
+    folder, name = url.rsplit("/", 1)
+    try:
+        at = open_destination(folder)
+    except PublishError as error:
+        raise AdjudicationError(f"cannot open {url}: {error}") from None
+    pinned = at.location(name)
+    read = entries.load_or_empty(pinned) if missing_ok else entries.load(pinned)
+    return dataclasses.replace(read, url=url), at
+
+
+def save(adjudications: Adjudications, url: str, message: str, at: Destination | None = None) -> None:
     """Write the file: atomically through `oeb.storage`, or on the Hub (`hf://datasets/ORG/NAME/...`) as
-    one commit whose parent is the revision it was read at (a push in between is refused)."""
+    one commit whose parent is the revision it was read at (`at`, from `_read`; a push in between is
+    refused)."""
     from oeb.gold import entries
 
     if not url.startswith("hf://"):
@@ -172,7 +196,7 @@ def save(adjudications: Adjudications, url: str, message: str) -> None:
     entries.parse(text, url)  # never write what could not be read back
     folder, name = url.rsplit("/", 1)
     try:
-        open_destination(folder).write({name: text.encode()}, message)
+        (at or open_destination(folder)).write({name: text.encode()}, message)
     except PublishError as error:
         raise AdjudicationError(f"cannot write {url}: {error}") from None
 
@@ -224,17 +248,17 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _sample(args: argparse.Namespace) -> int:
     from oeb.dataset import open_dataset
-    from oeb.gold import entries, sample
+    from oeb.gold import sample
 
     dataset = open_dataset(args.dataset)
     values = sample.population(dataset)
     drawn = sample.draw(values, args.n, args.seed, args.by == "suite")
-    read = entries.load_or_empty(args.out)
+    read, at = _read(args.out, missing_ok=True)
     existing = _header(read, dataset)
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
     fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
-    save(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify")
+    save(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify", at)
     print(
         f"oeb adjudicate: {len(fresh)} sampled gold values of {len(values)} as verify entries in {args.out} "
         f"({len(drawn) - len(fresh)} already there); check each with oeb view --review or oeb adjudicate accept",

@@ -272,6 +272,15 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
     pinned = applying(None, dataset)
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
+    # a push between reading the file and writing it back is refused, not overwritten
+    from oeb.cli.adjudicate import _read, save
+
+    read, at = _read(url)
+    theirs = fake_hub.repo(url.split("/")[3] + "/" + url.split("/")[4]) / "adjudications.yaml"
+    theirs.write_text(theirs.read_text() + "# pushed by bob meanwhile\n")
+    with pytest.raises(AdjudicationError, match="cannot write"):
+        save(read, url, "oeb adjudicate accept", at)
+    assert theirs.read_text().endswith("# pushed by bob meanwhile\n")
     # propose and sample write a file beside a Hub dataset as accept does: in a commit (they were refused)
     dataset_url = url.removesuffix("/adjudications.yaml")
     assert main(["adjudicate", "sample", dataset_url, "--n", "2", "--seed", "3", "--out", url]) == 0
