@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,6 @@ from oeb.errors import AdjudicationError, UsageError
 if TYPE_CHECKING:
     from oeb.dataset import Dataset
     from oeb.gold.entries import Adjudications, Entry
-    from oeb.publish.destination import Destination
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -98,6 +96,7 @@ def _located(found: list[Entry], dataset: Dataset) -> list[Entry]:
 
 def _propose(args: argparse.Namespace) -> int:
     from oeb.gold import propose
+    from oeb.publish.adjudications import read_file, write_file
     from oeb.report import audit, load_runs
 
     runs = load_runs(args.runs)
@@ -107,9 +106,9 @@ def _propose(args: argparse.Namespace) -> int:
     dataset = audit.dataset_of(runs, None)
     findings = audit.audit(runs, dataset, min_agree)
     proposed = _located(propose.entries_of(findings), dataset)
-    read, at = _read(args.out, missing_ok=True)
+    read, at = read_file(args.out, missing_ok=True)
     merged, added, refreshed = propose.merge(_header(read, dataset), proposed)
-    save(merged, args.out, f"oeb adjudicate propose: {added} new proposals", at)
+    write_file(merged, args.out, f"oeb adjudicate propose: {added} new proposals", at)
     print(
         f"oeb adjudicate: {added} new and {refreshed} refreshed proposals from {len(findings)} findings "
         f"(agreement {min_agree} of {len(runs)}) in {args.out}; decide them with oeb adjudicate accept|reject "
@@ -122,8 +121,9 @@ def _propose(args: argparse.Namespace) -> int:
 
 def _decide(args: argparse.Namespace) -> int:
     from oeb.gold import entries
+    from oeb.publish.adjudications import read_file, write_file
 
-    current, at = _read(args.file)
+    current, at = read_file(args.file)
     unknown = entries.ids_unknown(current, args.ids)
     if unknown:
         raise AdjudicationError(f"{args.file}: no entry with id {unknown[0]!r}; nothing was changed")
@@ -140,7 +140,7 @@ def _decide(args: argparse.Namespace) -> int:
         from oeb.gold.check import decisions_refused
 
         decisions_refused(updated, decided, _dataset_for(current, None))  # never write what grading refuses
-    save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}", at)
+    write_file(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}", at)
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
     _relaid(current)
@@ -157,48 +157,6 @@ def _relaid(read: Adjudications) -> None:
             "*name) and flow lists of a hand-edited file are not kept, its entries are",
             file=sys.stderr,
         )
-
-
-def _read(url: str, missing_ok: bool = False) -> tuple[Adjudications, Destination | None]:
-    """The file (an empty one when `missing_ok` and there is none) and, for an `hf://` file, the Hub
-    folder pinned at the commit it was read at: `save` commits on that parent, so a push in between is
-    refused rather than overwritten."""
-    from oeb.gold import entries
-
-    if not url.startswith("hf://"):
-        return (entries.load_or_empty(url) if missing_ok else entries.load(url)), None
-    from oeb.errors import PublishError
-    from oeb.publish.destination import open_destination
-
-    folder, name = url.rsplit("/", 1)
-    try:
-        at = open_destination(folder)
-    except PublishError as error:
-        raise AdjudicationError(f"cannot open {url}: {error}") from None
-    pinned = at.location(name)
-    read = entries.load_or_empty(pinned) if missing_ok else entries.load(pinned)
-    return dataclasses.replace(read, url=url), at
-
-
-def save(adjudications: Adjudications, url: str, message: str, at: Destination | None = None) -> None:
-    """Write the file: atomically through `oeb.storage`, or on the Hub (`hf://datasets/ORG/NAME/...`) as
-    one commit whose parent is the revision it was read at (`at`, from `_read`; a push in between is
-    refused)."""
-    from oeb.gold import entries
-
-    if not url.startswith("hf://"):
-        entries.save(adjudications, url)
-        return
-    from oeb.errors import PublishError
-    from oeb.publish.destination import open_destination
-
-    text = entries.dump(adjudications)
-    entries.parse(text, url)  # never write what could not be read back
-    folder, name = url.rsplit("/", 1)
-    try:
-        (at or open_destination(folder)).write({name: text.encode()}, message)
-    except PublishError as error:
-        raise AdjudicationError(f"cannot write {url}: {error}") from None
 
 
 def _dataset_for(adjudications: Adjudications, given: str | None) -> Dataset:
@@ -249,16 +207,17 @@ def _diff(args: argparse.Namespace) -> int:
 def _sample(args: argparse.Namespace) -> int:
     from oeb.dataset import open_dataset
     from oeb.gold import sample
+    from oeb.publish.adjudications import read_file, write_file
 
     dataset = open_dataset(args.dataset)
     values = sample.population(dataset)
     drawn = sample.draw(values, args.n, args.seed, args.by == "suite")
-    read, at = _read(args.out, missing_ok=True)
+    read, at = read_file(args.out, missing_ok=True)
     existing = _header(read, dataset)
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
     fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
-    save(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify", at)
+    write_file(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify", at)
     print(
         f"oeb adjudicate: {len(fresh)} sampled gold values of {len(values)} as verify entries in {args.out} "
         f"({len(drawn) - len(fresh)} already there); check each with oeb view --review or oeb adjudicate accept",

@@ -215,8 +215,10 @@ class Review:
         reason = body.get("reason") if isinstance(body.get("reason"), str) else None
         readings: list[Any] = []
         assert self.by is not None
+        from oeb.publish.adjudications import read_file, write_file  # the Hub's client: on a decision only
+
         with self._lock:
-            current = entries.load(self.url)
+            current, at = read_file(self.url)  # an hf:// file: written on the commit read (publish.adjudications)
             entry = current.by_id(entry_id)
             if entry.revision != revision:
                 who = f" (now {entry.status} by {entry.by})" if entry.by else ""
@@ -247,7 +249,7 @@ class Review:
                 if as_text is None or _refused(current.replaced([as_text]), as_text, self.view.dataset()):
                     raise
                 new, updated = as_text, current.replaced([as_text])  # `1234` typed for a text field
-            entries.save(updated, self.url)
+            write_file(updated, self.url, f"oeb view --review: {entry_id} {new.status} by {self.by}", at)
         return self._entry_json(new)
 
 
