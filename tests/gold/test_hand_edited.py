@@ -186,3 +186,23 @@ def test_a_number_typed_for_a_text_field_on_the_review_page_is_the_text(gold_run
     with pytest.raises(AdjudicationError, match="refused by the schema"):
         correct("v-bad", "4,24")
     assert url.read_bytes() == before
+
+
+def test_diff_names_the_interval_beside_a_run_with_failed_documents(
+    gold_runs: GoldRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With failed documents the headline (accuracy × coverage) lies below the bootstrap interval of
+    the accuracy: the diff put them side by side as "before" and "95% CI", read as the headline's."""
+    from goldruns import mock_run
+
+    failing = mock_run(tmp_path / "failing", Path(gold_runs.dataset), 7, "system.mock.malformed=0.5")
+    url = tmp_path / "adjudications.yaml"
+    url.write_text(HAND.format(dataset=gold_runs.dataset))
+    capsys.readouterr()
+    assert main(["adjudicate", "diff", failing, "--adjudications", str(url), "--format", "json"]) == 0
+    (system,) = json.loads(capsys.readouterr().out)["systems"]
+    assert system["before"]["headline"] < system["before"]["ci95"][0]  # the case: documents failed
+    assert main(["adjudicate", "diff", failing, "--adjudications", str(url)]) == 0
+    head, columns = capsys.readouterr().out.splitlines()[:2]
+    assert "accuracy × coverage" in head and columns.split("  ")[0:1] == ["system"]
+    assert columns.count("accuracy 95% CI") == 2
