@@ -70,7 +70,7 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        ordered, lines = page_words(text, char_boxes(text_page, text, count, height))
+        ordered, lines = page_words(text, char_boxes(page, text_page, text, count))
         if ordered:
             return Page(number, width, height, "text", ordered, lines)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
