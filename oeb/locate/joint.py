@@ -181,31 +181,59 @@ class _Placer:
         taken = {row for row in rows if row is not None}
         for number, row in enumerate(rows):
             if row is None and scores[number]:
-                open_lines = {line: score for line, score in scores[number].items() if line not in taken}
+                # A line already holding an item's row may hold this one's too: two columns of a
+                # page (or two tables side by side) print two items on each line.
+                open_lines = {line: score for line, score in scores[number].items() if line not in taken} or scores[
+                    number
+                ]
                 if open_lines:
                     rows[number] = max(open_lines, key=lambda line: (open_lines[line], -line))
                     taken.add(rows[number])  # type: ignore[arg-type]
         columns: dict[str, list[float]] = {}
         pending: list[tuple[int, int, list[Place], float]] = []
-        for item, row, item_scores in zip(items, rows, scores, strict=True):
+        lefts: dict[int, list[float]] = {}  # per item, where its values placed alone stand
+        for item_number, (item, row, item_scores) in enumerate(zip(items, rows, scores, strict=True)):
             score = item_scores.get(row, 0.0) if row is not None else 0.0
             for number in item:
                 on_row = self._on_row(number, row)
                 if len(on_row) == 1:
                     self._take(number, on_row[0], sure=score >= 2 or self._printed(number) == 1)
                     columns.setdefault(_ITEM.sub("[]", self.addresses[number]), []).append(on_row[0].bbox[0])
+                    lefts.setdefault(item_number, []).append(on_row[0].bbox[0])
                 elif on_row:
-                    pending.append((number, row or 0, on_row, score))
+                    pending.append((number, item_number, on_row, score))
                 else:
                     self._anywhere(number, row)
-        for number, _, on_row, score in pending:
+        for number, item_number, on_row, score in self._by_rank(pending, rows, lefts):
             free = [place for place in on_row if place.cell not in self.used] or on_row
             column = columns.get(_ITEM.sub("[]", self.addresses[number]))
-            if column:
+            if column and len(on_row) > 1:
                 middle = statistics.median(column)
                 free.sort(key=lambda place: abs(place.bbox[0] - middle))
             self._take(number, free[0], sure=score >= 2 and bool(column))
         return rows
+
+    def _by_rank(
+        self, pending: list[tuple[int, int, list[Place], float]], rows: list[int | None], lefts: dict[int, list[float]]
+    ) -> list[tuple[int, int, list[Place], float]]:
+        """The values whose row prints them more than once, each left with its own cell where
+        several items share a row (two columns of a page): the items sharing it, ordered by where
+        their other values stand, take the field's cells on it in order, left to right."""
+        shared: dict[tuple[int | None, str], list[int]] = {}
+        for at, (number, item_number, _, _) in enumerate(pending):
+            shared.setdefault((rows[item_number], _ITEM.sub("[]", self.addresses[number])), []).append(at)
+        out = list(pending)
+        for ats in shared.values():
+            if len(ats) < 2 or any(pending[at][1] not in lefts for at in ats):
+                continue
+            cells = sorted({place.cell: place for at in ats for place in pending[at][2]}.values(), key=_left)
+            if len(cells) < len(ats):
+                continue
+            ranked = sorted(ats, key=lambda at: statistics.median(lefts[pending[at][1]]))
+            for rank, at in enumerate(ranked):
+                number, item_number, _, score = pending[at]
+                out[at] = (number, item_number, [cells[rank * len(cells) // len(ats)]], score)
+        return out
 
     def _scores(self, item: list[int]) -> dict[int, float]:
         """Per line, how many of the item's values it prints (a value on the line below: half); only
@@ -293,6 +321,10 @@ class _Placer:
 
     def _missing(self, number: int) -> None:
         self.out[number] = Located("no_text_layer" if self.index.scanned else "not_printed")
+
+
+def _left(place: Place) -> float:
+    return place.bbox[0]
 
 
 @functools.lru_cache(maxsize=1 << 14)
