@@ -204,7 +204,7 @@ class _Placer:
                     pending.append((number, item_number, on_row, score))
                 else:
                     self._anywhere(number, row)
-        for number, item_number, on_row, score in self._by_rank(pending, rows, lefts):
+        for number, _, on_row, score in self._by_rank(pending, rows, lefts):
             free = [place for place in on_row if place.cell not in self.used] or on_row
             column = columns.get(_ITEM.sub("[]", self.addresses[number]))
             if column and len(on_row) > 1:
