@@ -198,8 +198,8 @@ class _Placer:
                 on_row = self._on_row(number, row)
                 if len(on_row) == 1:
                     self._take(number, on_row[0], sure=score >= 2 or self._printed(number) == 1)
-                    columns.setdefault(_ITEM.sub("[]", self.addresses[number]), []).append(on_row[0].bbox[0])
-                    lefts.setdefault(item_number, []).append(on_row[0].bbox[0])
+                    columns.setdefault(_ITEM.sub("[]", self.addresses[number]), []).append(on_row[0].frame[0])
+                    lefts.setdefault(item_number, []).append(on_row[0].frame[0])
                 elif on_row:
                     pending.append((number, item_number, on_row, score))
                 else:
@@ -209,7 +209,7 @@ class _Placer:
             column = columns.get(_ITEM.sub("[]", self.addresses[number]))
             if column and len(on_row) > 1:
                 middle = statistics.median(column)
-                free.sort(key=lambda place: abs(place.bbox[0] - middle))
+                free.sort(key=lambda place: abs(place.frame[0] - middle))
             self._take(number, free[0], sure=score >= 2 and bool(column))
         return rows
 
@@ -300,7 +300,7 @@ class _Placer:
         before = [index.words[word_id].key for word_id in line[max(0, at - _LABEL_REACH) : at]]
         above: list[str] = []
         if place.line > 0 and index.line_page[place.line - 1] == place.page:
-            x0, x1 = place.bbox[0] - 20, place.bbox[2] + 20
+            x0, x1 = place.frame[0] - 20, place.frame[2] + 20
             above = [
                 index.words[word_id].key
                 for word_id in index.lines[place.line - 1]
@@ -324,7 +324,7 @@ class _Placer:
 
 
 def _left(place: Place) -> float:
-    return place.bbox[0]
+    return place.frame[0]
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -241,3 +241,26 @@ def test_a_rotated_or_cropped_page_is_read_as_shown(stream: bytes, box: bytes, s
         assert image.crop((x0, y0, x1 + 1, y1 + 1)).getextrema()[0] < 128  # on its ink
     rows = [[page.words[i].text for i in line] for line in page.lines]
     assert rows == [["A-100", "EA"], ["B-220", "EA"], ["C-310", "BX"]]
+
+
+def test_a_sideways_table_on_an_upright_page_is_read_row_by_row() -> None:
+    """A table turned a quarter on a portrait page (LaTeX's sidewaystable; no `/Rotate`), under an
+    upright title: its rows are read as lines in its own upright frame and outlined, tall, on
+    their ink as shown (each character was once a word of its own: not one value found)."""
+    title = b"BT /F1 10 Tf 60 800 Td (Order ORD-7 sideways) Tj ET\n"
+    data = _turned(title + _table("0 1 -1 0", lambda r, c: (260 + 20 * r, 100 + 200 * c)), b"")
+    pages = PdfPages(data, use_ocr=False)
+    page = pages.page(1)
+    rows = [[page.words[i].text for i in line] for line in page.lines]
+    assert rows == [["Order", "ORD-7", "sideways"], ["A-100", "EA"], ["B-220", "EA"], ["C-310", "BX"]]
+    values = [("number", "ORD-7"), ("items[0].code", "A-100"), ("items[0].unit", "EA"), ("items[2].code", "C-310")]
+    located = locate_values(index_of(pages), values)
+    image = Image.open(io.BytesIO(render_page(data, 1, scale=1.0))).convert("L")
+    for (address, _), place in zip(values, located, strict=True):
+        assert place is not None and place.status == "found" and place.bbox is not None, address
+        x0, y0, x1, y1 = (round(v) for v in place.bbox)
+        assert (x1 - x0 > y1 - y0) == (address == "number"), address  # the table's cells stand tall
+        assert image.crop((x0, y0, x1 + 1, y1 + 1)).getextrema()[0] < 128, address
+    unit = located[2]  # the first row's EA, reading upwards: at x 260 (its glyphs' feet), 300 points up
+    assert unit is not None and unit.bbox is not None and 250 < unit.bbox[0] < 260 < unit.bbox[2]
+    assert 842 - 330 < unit.bbox[1] < unit.bbox[3] < 842 - 290
