@@ -74,6 +74,8 @@ _ROWS_KEPT = 64
 """Candidate rows kept per array item (the best ones): a unit printed on 200 lines is no row."""
 _LABEL_REACH = 5
 """Words before a value on its line that may be its label."""
+_LABEL_GAP = 1.5
+"""A gap wider than this many word heights between two words before a value ends its label."""
 
 
 @dataclass(frozen=True)
@@ -293,11 +295,23 @@ class _Placer:
 
     def _label_score(self, place: Place, label: Label) -> float:
         """How many of the label's words are printed just before the place on its line, or else
-        just above it (a name's word counts 1, a description's 0.5): the better of the two."""
+        just above it (a name's word counts 1, a description's 0.5): the better of the two. The
+        words before it stop at a wide gap (another column's field: `Due date: X   Date: Y`), and
+        among labels that match as well, the one with fewer other words wins (`Date:` is the
+        label of `date` more than `Due date:` is)."""
         index = self.index
         line = index.lines[place.line]
         at = index.position[place.first]
-        before = [index.words[word_id].key for word_id in line[max(0, at - _LABEL_REACH) : at]]
+        near = list(line[max(0, at - _LABEL_REACH) : at])
+        for step in range(len(near) - 1, 0, -1):
+            left, right = index.words[near[step - 1]].bbox, index.words[near[step]].bbox
+            if right[0] - left[2] > _LABEL_GAP * max(right[3] - right[1], 1.0):
+                near = near[step:]
+                break
+        before = tuple(index.words[word_id].key for word_id in near)
+        matched = _matches(label, before)
+        if matched:
+            matched -= 0.1 * sum(1 for key in before if key and not _labels(label, key))
         above: list[str] = []
         if place.line > 0 and index.line_page[place.line - 1] == place.page:
             x0, x1 = place.frame[0] - 20, place.frame[2] + 20
@@ -306,7 +320,7 @@ class _Placer:
                 for word_id in index.lines[place.line - 1]
                 if index.words[word_id].bbox[2] >= x0 and index.words[word_id].bbox[0] <= x1
             ]
-        return max(_matches(label, tuple(before)), _matches(label, tuple(above)))
+        return max(matched, _matches(label, tuple(above)))
 
     # -- results --------------------------------------------------------------------------------
 
@@ -332,6 +346,11 @@ def _matches(label: Label, near: tuple[str, ...]) -> float:
     """The label's score against the words near a place (kept: a form repeats its lines)."""
     score = sum(1.0 for word in label.name if any(_same_word(word, key) for key in near))
     return score + sum(0.5 for word in label.description if any(_same_word(word, key) for key in near))
+
+
+def _labels(label: Label, printed: str) -> bool:
+    """Whether a printed word is one of the label's words."""
+    return any(_same_word(word, printed) for word in (*label.name, *label.description))
 
 
 def _same_word(label: str, printed: str) -> bool:
