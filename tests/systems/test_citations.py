@@ -206,3 +206,19 @@ def test_without_the_option_nothing_is_asked_and_a_plain_answer_cites_nothing() 
         assert adapter.options()["citations"] is False
         assert adapter.cites({"result": {"contents": [{"fields": {}}]}, "output": {"value": {}}}) == []
     assert AzureCU().analyzer_id({"a": 1}) != AzureCU(citations=True).analyzer_id({"a": 1})
+
+
+def test_extend_falls_back_to_its_ocr_confidence_where_logprobs_are_phased_out() -> None:
+    """Extend's docs: `logprobsConfidence` is null from extraction_performance 4.6.0 on and never sent
+    by extraction_light; `ocrConfidence` is the score to read then."""
+    polygon = [{"x": 10, "y": 20}, {"x": 60, "y": 20}, {"x": 60, "y": 32}, {"x": 10, "y": 32}]
+    citation = {"page": {"number": 1, "width": 612, "height": 792}, "polygon": polygon, "referenceText": "A-1"}
+    metadata = {
+        "invoice": {"logprobsConfidence": None, "ocrConfidence": 0.97, "citations": [citation]},
+        "total": {"ocrConfidence": 0.88, "citations": [citation]},
+        "lines[0].sku": {"logprobsConfidence": 0.6, "ocrConfidence": 0.99, "citations": []},
+        "lines[1].sku": {"logprobsConfidence": None, "ocrConfidence": None},
+    }
+    raw = {"status": "PROCESSED", "output": {"value": {}, "metadata": metadata}}
+    confidences = {cite.address: cite.confidence for cite in get("extend", {"citations": True}).cites(raw)}
+    assert confidences == {"invoice": 0.97, "total": 0.88, "lines[0].sku": 0.6, "lines[1].sku": None}
