@@ -222,3 +222,25 @@ def test_extend_falls_back_to_its_ocr_confidence_where_logprobs_are_phased_out()
     raw = {"status": "PROCESSED", "output": {"value": {}, "metadata": metadata}}
     confidences = {cite.address: cite.confidence for cite in get("extend", {"citations": True}).cites(raw)}
     assert confidences == {"invoice": 0.97, "total": 0.88, "lines[0].sku": 0.6, "lines[1].sku": None}
+
+
+def test_azure_sources_without_the_pages_are_read_in_inches() -> None:
+    """oeb asks with `returnDetails: false`, so the content may come without its `pages`: a PDF's
+    source polygon is then in inches (Azure's unit for a PDF); a field on two regions cites the first."""
+    first = "D(2,1,1,2,1,2,1.5,1,1.5);D(3,0,0,1,0,1,1,0,1)"
+    item = {"type": "object", "valueObject": {"sku": {"type": "string", "valueString": "s", "source": first}}}
+    fields = {
+        "total": {
+            "type": "number",
+            "valueNumber": 2.5,
+            "confidence": 0.7,
+            "source": "D(1,0.5,1,1.5,1,1.5,1.25,0.5,1.25)",
+        },
+        "lines": {"type": "array", "valueArray": [item]},
+    }
+    raw = {"status": "Succeeded", "result": {"contents": [{"kind": "document", "unit": "inch", "fields": fields}]}}
+    cites = {c.address: c for c in AzureCU(citations=True).cites(raw)}
+    assert (cites["total"].page, cites["total"].bbox, cites["total"].confidence) == (1, (36.0, 72.0, 108.0, 90.0), 0.7)
+    assert (cites["lines[0].sku"].page, cites["lines[0].sku"].bbox) == (2, (72.0, 72.0, 144.0, 108.0))
+    checked = check("d", "azure-cu", list(cites.values()), [(612.0, 792.0)] * 3)
+    assert (checked.invalid_citations, len(checked.rows)) == (0, 2)
