@@ -108,6 +108,11 @@ def test_report_calibration_in_every_format(sample_runs: dict[str, Path], tmp_pa
         assert "auto@99%" in text and "n/a" in text
     assert main(["report", *runs, "--calibration", "--fail-under", "0.5"]) == 2
     assert "--calibration goes without" in capsys.readouterr().err
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("pages: {'1': 1.0}\n")
+    for report, flag, value in (("--calibration", "--mix", str(mix)), ("--grounding", "--mix-from", "oeb/data/sample")):
+        assert main(["report", *runs, report, flag, value]) == 2  # the figures are no mix's: not silently so
+        assert f"{report} goes without --by, --mix, --mix-from" in capsys.readouterr().err
 
 
 def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
