@@ -13,8 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grounding.conftest import CITED, DAMAGE, mock_run
 from oeb.cli import main
 from oeb.grounding import calibration as cal
+from oeb.report.confidence import values
+from oeb.report.runs import load_run
+from oeb.run.cluster import session as cluster
 
 NAN = math.nan
 
@@ -148,10 +152,6 @@ def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
 def test_a_failed_document_holds_the_straight_through_rate_back(tmp_path: Path, capsys) -> None:
     """A team reads straight-through as the share of its documents no person touches: a document the
     system failed on goes to a person, so it counts against the rate, and the JSON says how many."""
-    from grounding.conftest import CITED, DAMAGE, mock_run
-
-    from oeb.run.cluster import session as cluster
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cluster, "_ray_open", lambda: False)
         run = mock_run(tmp_path / "runs", {**CITED, **{key: 0.0 for key in DAMAGE}, "system.mock.malformed": 0.4})
@@ -161,9 +161,6 @@ def test_a_failed_document_holds_the_straight_through_rate_back(tmp_path: Path, 
     assert main(["report", str(run), "--calibration", "--format", "json"]) == 0
     figures = json.loads(capsys.readouterr().out)["runs"][0]
     assert (figures["documents"], figures["failed"]) == (len(lines) - failed, failed)
-    from oeb.report.confidence import values
-    from oeb.report.runs import load_run
-
     found = values(load_run(str(run)))
     assert found is not None
     threshold = figures["coverage"]["99"]["threshold"]
