@@ -109,7 +109,7 @@ def _llamaextract(fake: FakeVendor, places: dict[str, Any]) -> None:
         citation = {"page": page, "matching_text": PRINTED[key], "bounding_boxes": [box],
                     "page_dimensions": {"width": w, "height": h}}  # fmt: skip
         fields[key] = {"citation": [citation], "extraction_confidence": 0.9}
-    done = {"id": "j1", "status": "SUCCESS", "extract_result": ANSWER, "extract_metadata": {"field_metadata": fields}}
+    done = {"id": "j1", "status": "COMPLETED", "extract_result": ANSWER, "extract_metadata": {"field_metadata": fields}}
     fake.on("GET", "/api/v2/extract/j1", Reply(200, done))
 
 
