@@ -62,11 +62,11 @@ from C (`map`), each box written straight into one array, it costs a fifth of py
 `get_charbox`."""
 
 
-def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[np.float64]:
+def char_boxes(text_page: Any, text: str, count: int, height: float, left: float = 0.0) -> NDArray[np.float64]:
     """The loose box of each character of a page's `text` (read from `text_page`, `count`
-    characters) as an (n, 4) array of x0, y0, x1, y1 in points from the page's top-left; zeros for
-    whitespace and for characters past `count`. The caller holds the lock; PdfiumError when PDFium
-    cannot give a box."""
+    characters) as an (n, 4) array of x0, y0, x1, y1 in points from the page's top-left (`left`, and
+    `height` the top, in PDF space: a crop box need not start at 0, 0); zeros for whitespace and for
+    characters past `count`. The caller holds the lock; PdfiumError when PDFium cannot give a box."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
     wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
     rects = (ctypes.c_float * (4 * len(wanted)))()  # FS_RECTF: left, top, right, bottom
@@ -76,5 +76,5 @@ def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[
         raise pypdfium2.PdfiumError("Failed to get charbox.")
     boxes = np.zeros((len(text), 4), dtype=np.float64)
     wide = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4).astype(np.float64)
-    boxes[wanted] = np.column_stack((wide[:, 0], height - wide[:, 1], wide[:, 2], height - wide[:, 3]))
+    boxes[wanted] = np.column_stack((wide[:, 0] - left, height - wide[:, 1], wide[:, 2] - left, height - wide[:, 3]))
     return boxes
