@@ -70,9 +70,8 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        left, _, _, top = page.get_bbox()  # the page as shown: its crop box, which may not start at 0, 0
-        shown = (top, left) if not page.get_rotation() else (height, 0.0)  # a turned page: not yet read turned
-        ordered, lines = page_words(text, char_boxes(text_page, text, count, *shown))
+        shown = (*page.get_bbox(), page.get_rotation() % 360)  # the crop box, turned as the page is shown
+        ordered, lines = page_words(text, char_boxes(text_page, text, count, shown))
         if ordered:
             return Page(number, width, height, "text", ordered, lines)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
