@@ -70,7 +70,8 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        ordered, lines = page_words(text, char_boxes(text_page, text, count, height))
+        shown = (*page.get_bbox(), page.get_rotation() % 360)  # the crop box, turned as the page is shown
+        ordered, lines = page_words(text, char_boxes(text_page, text, count, shown))
         if ordered:
             return Page(number, width, height, "text", ordered, lines)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
