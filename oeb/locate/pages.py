@@ -71,7 +71,8 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        ordered, lines, ways = turned_words(text, char_boxes(page, text_page, text, count), width, height)
+        shown = (*page.get_bbox(), page.get_rotation() % 360)  # the crop box, turned as the page is shown
+        ordered, lines, ways = turned_words(text, char_boxes(text_page, text, count, shown), width, height)
         if ordered:
             return Page(number, width, height, "text", ordered, lines, ways)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:

@@ -62,34 +62,16 @@ from C (`map`), each box written straight into one array, it costs a fifth of py
 `get_charbox`."""
 
 
-def _to_display(page: Any) -> NDArray[np.float64]:
-    """The affine map (a 3 x 2 matrix on [x, y, 1]) from the page's PDF space to the page as it is
-    shown and rendered: points from its top-left corner, its `/Rotate` turned and its crop box's
-    corner moved to the origin. PDFium gives characters' boxes in PDF space; a landscape table on
-    a page set `/Rotate 90` would otherwise be read sideways and outlined in the wrong place."""
-    scale = 64  # PDFium answers whole device pixels: 1/64 of a point is exact enough
-    width, height = round(page.get_width() * scale), round(page.get_height() * scale)
-
-    def device(x: float, y: float) -> tuple[float, float]:
-        out_x, out_y = ctypes.c_int(), ctypes.c_int()
-        pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, width, height, 0, x, y, ctypes.byref(out_x), ctypes.byref(out_y))
-        return out_x.value / scale, out_y.value / scale
-
-    origin, along_x, along_y = device(0, 0), device(100, 0), device(0, 100)
-    return np.array(
-        [
-            [round((along_x[0] - origin[0]) / 100, 2), round((along_x[1] - origin[1]) / 100, 2)],
-            [round((along_y[0] - origin[0]) / 100, 2), round((along_y[1] - origin[1]) / 100, 2)],
-            [origin[0], origin[1]],
-        ]
-    )
+Shown = tuple[float, float, float, float, int]
+"""A page as shown: its bounding box in PDF space (left, bottom, right, top: the crop box, which need
+not start at 0, 0) and its `/Rotate` turn (0, 90, 180 or 270 degrees clockwise)."""
 
 
-def char_boxes(page: Any, text_page: Any, text: str, count: int) -> NDArray[np.float64]:
+def char_boxes(text_page: Any, text: str, count: int, shown: Shown) -> NDArray[np.float64]:
     """The loose box of each character of a page's `text` (read from `text_page`, `count`
     characters) as an (n, 4) array of x0, y0, x1, y1 in points from the top-left of the page as
-    shown (rotated and cropped); zeros for whitespace and for characters past `count`. The caller
-    holds the lock; PdfiumError when PDFium cannot give a box."""
+    `shown` (the crop box's corner, the page turned); zeros for whitespace and for characters past
+    `count`. The caller holds the lock; PdfiumError when PDFium cannot give a box."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
     wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
     rects = (ctypes.c_float * (4 * len(wanted)))()  # FS_RECTF: left, top, right, bottom
@@ -99,9 +81,15 @@ def char_boxes(page: Any, text_page: Any, text: str, count: int) -> NDArray[np.f
         raise pypdfium2.PdfiumError("Failed to get charbox.")
     boxes = np.zeros((len(text), 4), dtype=np.float64)
     wide = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4).astype(np.float64)
-    matrix = _to_display(page)
-    ones = np.ones(len(wide))
-    corner = np.column_stack((wide[:, 0], wide[:, 1], ones)) @ matrix  # left, top
-    other = np.column_stack((wide[:, 2], wide[:, 3], ones)) @ matrix  # right, bottom
-    boxes[wanted] = np.column_stack((np.minimum(corner, other), np.maximum(corner, other)))
+    left, top, right, bottom = wide.T
+    x0, y0, x1, y1, turn = shown
+    if turn == 90:  # the page turned clockwise: PDF y runs left to right, PDF x top to bottom
+        placed = (bottom - y0, left - x0, top - y0, right - x0)
+    elif turn == 180:
+        placed = (x1 - right, bottom - y0, x1 - left, top - y0)
+    elif turn == 270:
+        placed = (y1 - top, x1 - right, y1 - bottom, x1 - left)
+    else:
+        placed = (left - x0, y1 - top, right - x0, y1 - bottom)
+    boxes[wanted] = np.column_stack(placed)
     return boxes
