@@ -69,7 +69,7 @@ def _jobs(dataset: Dataset, rows: Sequence[Row]) -> Iterator[Job]:
                 yield row.doc_id, data, values, {fold(address): label_of(address) for address, _ in values}
 
 
-EVIDENCE_VERSION = "2"
+EVIDENCE_VERSION = "3"
 """Changed whenever what the evidence means or how it is found changes: older caches are not used."""
 _EVIDENCE_SCHEMA = pa.schema([SCHEMA.field(name) for name in ("doc_id", "address", "page", "x0", "y0", "x1", "y1")])
 """The evidence cache: grounding.parquet's place columns, one row per printed place (page null: none)."""
