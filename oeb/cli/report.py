@@ -218,8 +218,8 @@ def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = N
     from oeb.report.audit import dataset_of
     from oeb.report.tables import fitted_table
 
-    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
-        raise UsageError("--grounding goes without --by, --audit and --fail-under")
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.mix or args.mix_from:
+        raise UsageError("--grounding goes without --by, --mix, --mix-from, --audit and --fail-under")
     report = grounding.grounding(
         runs, dataset_of(runs, args.dataset), _iou("0.5" if args.iou is None else args.iou), adjudications
     )
@@ -244,8 +244,8 @@ def _calibration(runs: list[Any], args: argparse.Namespace) -> int:
     from oeb.report import calibration
     from oeb.report.tables import fitted_table
 
-    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None:
-        raise UsageError("--calibration goes without --by, --audit and --fail-under")
+    if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.mix or args.mix_from:
+        raise UsageError("--calibration goes without --by, --mix, --mix-from, --audit and --fail-under")
     report = calibration.calibration(runs)
     if args.format != "text":
         emit("report", calibration.render(report, args.format), args.out)

@@ -94,15 +94,18 @@ def auroc(confidence: Floats, right: Bools) -> float | None:
     return float((mid_ranks[hit].sum() - positives * (positives + 1) / 2.0) / (positives * negatives))
 
 
-def straight_through(document: npt.NDArray[np.intp], confidence: Floats, documents: int, threshold: float) -> float:
-    """The share of `documents` whose every predicted value has a confidence of at least `threshold`
-    (a value without one holds its document back; a document with no predicted value goes through)."""
-    if not documents:
+def straight_through(
+    document: npt.NDArray[np.intp], confidence: Floats, documents: int, threshold: float, failed: int = 0
+) -> float:
+    """The share of `documents` and `failed` ones together whose every predicted value has a
+    confidence of at least `threshold` (a value without one holds its document back; a document with
+    no predicted value goes through; a failed document, with no answer to accept, never does)."""
+    if not documents + failed:
         return 0.0
     held = np.zeros(documents, dtype=bool)
     below = np.isnan(confidence) | (confidence < threshold) if not np.isnan(threshold) else np.ones_like(held[document])
     held[document[below]] = True
-    return float(1.0 - held.mean())
+    return float((documents - held.sum()) / (documents + failed))
 
 
 CURVE_POINTS = 200

@@ -74,6 +74,8 @@ _ROWS_KEPT = 64
 """Candidate rows kept per array item (the best ones): a unit printed on 200 lines is no row."""
 _LABEL_REACH = 5
 """Words before a value on its line that may be its label."""
+_LABEL_GAP = 1.5
+"""A gap wider than this many word heights between two words before a value ends its label."""
 
 
 @dataclass(frozen=True)
@@ -181,31 +183,59 @@ class _Placer:
         taken = {row for row in rows if row is not None}
         for number, row in enumerate(rows):
             if row is None and scores[number]:
-                open_lines = {line: score for line, score in scores[number].items() if line not in taken}
+                # A line already holding an item's row may hold this one's too: two columns of a
+                # page (or two tables side by side) print two items on each line.
+                open_lines = {line: score for line, score in scores[number].items() if line not in taken} or scores[
+                    number
+                ]
                 if open_lines:
                     rows[number] = max(open_lines, key=lambda line: (open_lines[line], -line))
                     taken.add(rows[number])  # type: ignore[arg-type]
         columns: dict[str, list[float]] = {}
         pending: list[tuple[int, int, list[Place], float]] = []
-        for item, row, item_scores in zip(items, rows, scores, strict=True):
+        lefts: dict[int, list[float]] = {}  # per item, where its values placed alone stand
+        for item_number, (item, row, item_scores) in enumerate(zip(items, rows, scores, strict=True)):
             score = item_scores.get(row, 0.0) if row is not None else 0.0
             for number in item:
                 on_row = self._on_row(number, row)
                 if len(on_row) == 1:
                     self._take(number, on_row[0], sure=score >= 2 or self._printed(number) == 1)
-                    columns.setdefault(_ITEM.sub("[]", self.addresses[number]), []).append(on_row[0].bbox[0])
+                    columns.setdefault(_ITEM.sub("[]", self.addresses[number]), []).append(on_row[0].frame[0])
+                    lefts.setdefault(item_number, []).append(on_row[0].frame[0])
                 elif on_row:
-                    pending.append((number, row or 0, on_row, score))
+                    pending.append((number, item_number, on_row, score))
                 else:
                     self._anywhere(number, row)
-        for number, _, on_row, score in pending:
+        for number, _, on_row, score in self._by_rank(pending, rows, lefts):
             free = [place for place in on_row if place.cell not in self.used] or on_row
             column = columns.get(_ITEM.sub("[]", self.addresses[number]))
-            if column:
+            if column and len(on_row) > 1:
                 middle = statistics.median(column)
-                free.sort(key=lambda place: abs(place.bbox[0] - middle))
+                free.sort(key=lambda place: abs(place.frame[0] - middle))
             self._take(number, free[0], sure=score >= 2 and bool(column))
         return rows
+
+    def _by_rank(
+        self, pending: list[tuple[int, int, list[Place], float]], rows: list[int | None], lefts: dict[int, list[float]]
+    ) -> list[tuple[int, int, list[Place], float]]:
+        """The values whose row prints them more than once, each left with its own cell where
+        several items share a row (two columns of a page): the items sharing it, ordered by where
+        their other values stand, take the field's cells on it in order, left to right."""
+        shared: dict[tuple[int | None, str], list[int]] = {}
+        for at, (number, item_number, _, _) in enumerate(pending):
+            shared.setdefault((rows[item_number], _ITEM.sub("[]", self.addresses[number])), []).append(at)
+        out = list(pending)
+        for ats in shared.values():
+            if len(ats) < 2 or any(pending[at][1] not in lefts for at in ats):
+                continue
+            cells = sorted({place.cell: place for at in ats for place in pending[at][2]}.values(), key=_left)
+            if len(cells) < len(ats):
+                continue
+            ranked = sorted(ats, key=lambda at: statistics.median(lefts[pending[at][1]]))
+            for rank, at in enumerate(ranked):
+                number, item_number, _, score = pending[at]
+                out[at] = (number, item_number, [cells[rank * len(cells) // len(ats)]], score)
+        return out
 
     def _scores(self, item: list[int]) -> dict[int, float]:
         """Per line, how many of the item's values it prints (a value on the line below: half); only
@@ -265,20 +295,32 @@ class _Placer:
 
     def _label_score(self, place: Place, label: Label) -> float:
         """How many of the label's words are printed just before the place on its line, or else
-        just above it (a name's word counts 1, a description's 0.5): the better of the two."""
+        just above it (a name's word counts 1, a description's 0.5): the better of the two. The
+        words before it stop at a wide gap (another column's field: `Due date: X   Date: Y`), and
+        among labels that match as well, the one with fewer other words wins (`Date:` is the
+        label of `date` more than `Due date:` is)."""
         index = self.index
         line = index.lines[place.line]
         at = index.position[place.first]
-        before = [index.words[word_id].key for word_id in line[max(0, at - _LABEL_REACH) : at]]
+        near = list(line[max(0, at - _LABEL_REACH) : at])
+        for step in range(len(near) - 1, 0, -1):
+            left, right = index.words[near[step - 1]].bbox, index.words[near[step]].bbox
+            if right[0] - left[2] > _LABEL_GAP * max(right[3] - right[1], 1.0):
+                near = near[step:]
+                break
+        before = tuple(index.words[word_id].key for word_id in near)
+        matched = _matches(label, before)
+        if matched:
+            matched -= 0.1 * sum(1 for key in before if key and not _labels(label, key))
         above: list[str] = []
         if place.line > 0 and index.line_page[place.line - 1] == place.page:
-            x0, x1 = place.bbox[0] - 20, place.bbox[2] + 20
+            x0, x1 = place.frame[0] - 20, place.frame[2] + 20
             above = [
                 index.words[word_id].key
                 for word_id in index.lines[place.line - 1]
                 if index.words[word_id].bbox[2] >= x0 and index.words[word_id].bbox[0] <= x1
             ]
-        return max(_matches(label, tuple(before)), _matches(label, tuple(above)))
+        return max(matched, _matches(label, tuple(above)))
 
     # -- results --------------------------------------------------------------------------------
 
@@ -295,11 +337,20 @@ class _Placer:
         self.out[number] = Located("no_text_layer" if self.index.scanned else "not_printed")
 
 
+def _left(place: Place) -> float:
+    return place.frame[0]
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _matches(label: Label, near: tuple[str, ...]) -> float:
     """The label's score against the words near a place (kept: a form repeats its lines)."""
     score = sum(1.0 for word in label.name if any(_same_word(word, key) for key in near))
     return score + sum(0.5 for word in label.description if any(_same_word(word, key) for key in near))
+
+
+def _labels(label: Label, printed: str) -> bool:
+    """Whether a printed word is one of the label's words."""
+    return any(_same_word(word, printed) for word in (*label.name, *label.description))
 
 
 def _same_word(label: str, printed: str) -> bool:

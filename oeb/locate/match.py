@@ -23,6 +23,7 @@ from typing import Any
 
 from oeb.locate.pages import PdfPages
 from oeb.locate.runs import is_number_key, line_runs
+from oeb.locate.turns import UPRIGHT, shown
 from oeb.locate.words import Box, Page, Source, Word, float_key, number_key, span_box, squash
 from oeb.scoring.canonical import DATE_FORMATS, DATE_PREFIX, TIME_PREFIX, canonical_key
 
@@ -36,7 +37,9 @@ _STARTS = 400
 class Place:
     """One printed occurrence: its page, line (numbered across the document), the words it spans
     (`first`..`last`, numbered across the document; `part` the character range inside a single word,
-    or None for whole words) and its box."""
+    or None for whole words), its box on the page as shown, and its box in its line's upright
+    frame (`frame`: the same but for sideways or upside-down text, `turns.py`), which the placing's
+    geometry (columns, labels) compares with its words'."""
 
     page: int
     line: int
@@ -44,6 +47,7 @@ class Place:
     last: int
     part: tuple[int, int] | None
     bbox: Box
+    frame: Box
 
     @property
     def cell(self) -> tuple[int, int, tuple[int, int] | None]:
@@ -120,8 +124,12 @@ class Index:
         self.by_run: dict[str, list[tuple[int, ...]]] = {}
         self._found: dict[Needle, list[Place]] = {}
         by_text, by_number = self.by_text, self.by_number
+        self.line_way: list[int] = []
+        self.sizes: dict[int, tuple[float, float]] = {}
         for page in pages:
             self.sources[page.number] = page.source
+            self.sizes[page.number] = (page.width, page.height)
+            self.line_way += page.ways or (UPRIGHT,) * len(page.lines)
             base = len(self.words)
             for line in page.lines:
                 ids = tuple(base + index for index in line)
@@ -235,7 +243,9 @@ class Index:
             box = self.words[first].bbox  # what span_box of the one box gives
         else:
             box = span_box(self.words[word_id].bbox for word_id in run)
-        return Place(self.word_page[first], self.word_line[first], first, run[-1], part, box)
+        page, line = self.word_page[first], self.word_line[first]
+        way = self.line_way[line]
+        return Place(page, line, first, run[-1], part, shown(box, way, *self.sizes[page]) if way else box, box)
 
 
 _INDEXES: weakref.WeakKeyDictionary[PdfPages, Index] = weakref.WeakKeyDictionary()

@@ -11,7 +11,8 @@ from typing import Any
 
 from oeb.locate import ocr
 from oeb.locate.pdfium import MAX_PIXELS, PDFIUM, char_boxes, opened, render_png
-from oeb.locate.words import Page, lines_of, page_words
+from oeb.locate.turns import turned_words
+from oeb.locate.words import Page, lines_of
 
 OCR_PAGES = 20
 """Scanned pages of one document read by OCR at most (a few seconds each): a 300-page scan is not
@@ -70,9 +71,10 @@ class PdfPages:
         text_page = page.get_textpage()
         count = text_page.count_chars()
         text = text_page.get_text_range(0, count) if count else ""
-        ordered, lines = page_words(text, char_boxes(text_page, text, count, height))
+        shown = (*page.get_bbox(), page.get_rotation() % 360)  # the crop box, turned as the page is shown
+        ordered, lines, ways = turned_words(text, char_boxes(text_page, text, count, shown), width, height)
         if ordered:
-            return Page(number, width, height, "text", ordered, lines)
+            return Page(number, width, height, "text", ordered, lines, ways)
         if self.use_ocr and width * height * ocr.SCALE * ocr.SCALE > MAX_PIXELS:
             self._notes[number] = (
                 f"a scan without a text layer, not read: {width:.0f} x {height:.0f} points is too large"

@@ -62,11 +62,16 @@ from C (`map`), each box written straight into one array, it costs a fifth of py
 `get_charbox`."""
 
 
-def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[np.float64]:
+Shown = tuple[float, float, float, float, int]
+"""A page as shown: its bounding box in PDF space (left, bottom, right, top: the crop box, which need
+not start at 0, 0) and its `/Rotate` turn (0, 90, 180 or 270 degrees clockwise)."""
+
+
+def char_boxes(text_page: Any, text: str, count: int, shown: Shown) -> NDArray[np.float64]:
     """The loose box of each character of a page's `text` (read from `text_page`, `count`
-    characters) as an (n, 4) array of x0, y0, x1, y1 in points from the page's top-left; zeros for
-    whitespace and for characters past `count`. The caller holds the lock; PdfiumError when PDFium
-    cannot give a box."""
+    characters) as an (n, 4) array of x0, y0, x1, y1 in points from the top-left of the page as
+    `shown` (the crop box's corner, the page turned); zeros for whitespace and for characters past
+    `count`. The caller holds the lock; PdfiumError when PDFium cannot give a box."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[:count]
     wanted = np.flatnonzero(~np.isin(codes, WHITESPACE))
     rects = (ctypes.c_float * (4 * len(wanted)))()  # FS_RECTF: left, top, right, bottom
@@ -76,5 +81,15 @@ def char_boxes(text_page: Any, text: str, count: int, height: float) -> NDArray[
         raise pypdfium2.PdfiumError("Failed to get charbox.")
     boxes = np.zeros((len(text), 4), dtype=np.float64)
     wide = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4).astype(np.float64)
-    boxes[wanted] = np.column_stack((wide[:, 0], height - wide[:, 1], wide[:, 2], height - wide[:, 3]))
+    left, top, right, bottom = wide.T
+    x0, y0, x1, y1, turn = shown
+    if turn == 90:  # the page turned clockwise: PDF y runs left to right, PDF x top to bottom
+        placed = (bottom - y0, left - x0, top - y0, right - x0)
+    elif turn == 180:
+        placed = (x1 - right, bottom - y0, x1 - left, top - y0)
+    elif turn == 270:
+        placed = (y1 - top, x1 - right, y1 - bottom, x1 - left)
+    else:
+        placed = (left - x0, y1 - top, right - x0, y1 - bottom)
+    boxes[wanted] = np.column_stack(placed)
     return boxes

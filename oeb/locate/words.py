@@ -136,6 +136,9 @@ class Page:
     source: Source
     words: tuple[Word, ...]
     lines: tuple[tuple[int, ...], ...]
+    ways: tuple[int, ...] = ()
+    """Per line, the way it reads as shown (`turns.py`; none: every line upright): its words'
+    boxes are in that way's upright frame."""
 
     @property
     def has_text(self) -> bool:

@@ -61,10 +61,12 @@ def run_calibration(run: Run) -> dict[str, Any]:
         low, high = np.percentile(spread[:, n], [2.5, 97.5]) if len(spread) else (np.nan, np.nan)
         figures["coverage"][key]["ci95"] = [_num(low), _num(high)]
     t99 = figures["coverage"]["99"]["threshold"]
+    failed = sum(1 for line in run.lines if line.get("status") == "failed")
     figures["straight_through"] = cal.straight_through(
-        found.document, found.confidence, len(found.documents), np.nan if t99 is None else t99
+        found.document, found.confidence, len(found.documents), np.nan if t99 is None else t99, failed
     )
     figures["documents"] = len(found.documents)
+    figures["failed"] = failed
     figures |= cal.curves(found.confidence, found.right)
     by_field: dict[str, list[int]] = {}
     for index, name in enumerate(found.field):
@@ -134,8 +136,8 @@ def field_rows(run: dict[str, Any]) -> list[list[str]]:
 NOTE = (
     "auto@P%: the share of predicted values accepted unreviewed at the lowest confidence threshold (≥t) "
     "whose accepted values are P% right, with its 95% bootstrap interval over documents; straight-through: "
-    "documents whose every value clears the 99% threshold; ECE in points (10 bins); a value without "
-    "confidence is never accepted."
+    "documents whose every value clears the 99% threshold, of all the run's documents (a failed one never "
+    "goes through); ECE in points (10 bins); a value without confidence is never accepted."
 )
 
 

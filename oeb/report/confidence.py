@@ -14,7 +14,7 @@ from oeb import storage
 from oeb.errors import StorageFormatError, StorageNotFoundError
 from oeb.grounding import calibration as cal
 from oeb.grounding.cite import SCHEMA, sound
-from oeb.report.fields import fold
+from oeb.report.fields import fold, regraded_into
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
 
@@ -97,9 +97,12 @@ def values(run: Run) -> Values | None:
         for d, a, c in zip(*(grounding[k].to_pylist() for k in ("doc_id", "address", "confidence")), strict=True)
         if c is not None
     }
-    verdicts = storage.read_parquet(
-        storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "pred_raw", "result"]
-    )
+    verdicts = regraded_into(
+        run,
+        storage.read_parquet(
+            storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "pred_raw", "result"]
+        ),
+    )  # under the gold the report reads the run under, as `--by field` counts it
     documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
     at = {doc_id: n for n, doc_id in enumerate(documents)}
     doc, field, conf, right = [], [], [], []

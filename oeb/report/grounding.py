@@ -24,7 +24,7 @@ from oeb.grounding.located import Job, locate_all
 from oeb.grounding.verdicts import CATEGORIES, IOU, Box, Cited, Evidence, Tally, f1, ratio, tally
 from oeb.locate import label_of
 from oeb.report.confidence import invalid, read_grounding
-from oeb.report.fields import fold
+from oeb.report.fields import fold, regraded_into
 from oeb.report.paired import RESAMPLES, document_draws
 from oeb.report.runs import Run
 from oeb.run.grade.results import SCORER
@@ -69,7 +69,7 @@ def _jobs(dataset: Dataset, rows: Sequence[Row]) -> Iterator[Job]:
                 yield row.doc_id, data, values, {fold(address): label_of(address) for address, _ in values}
 
 
-EVIDENCE_VERSION = "1"
+EVIDENCE_VERSION = "3"
 """Changed whenever what the evidence means or how it is found changes: older caches are not used."""
 _EVIDENCE_SCHEMA = pa.schema([SCHEMA.field(name) for name in ("doc_id", "address", "page", "x0", "y0", "x1", "y1")])
 """The evidence cache: grounding.parquet's place columns, one row per printed place (page null: none)."""
@@ -208,7 +208,9 @@ def _counted(
     run: Run, cited: dict[tuple[str, str], Cited], evidence: dict[str, dict[str, Evidence]], threshold: float
 ) -> _Counted:
     """The run's tallies per scored document."""
-    verdicts = storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "result"])
+    verdicts = regraded_into(
+        run, storage.read_parquet(storage.join(run.url, SCORER, "verdicts.parquet"), ["id", "address", "result"])
+    )  # under the gold the report reads the run under, as `--by field` counts it
     documents = [line["id"] for line in run.lines if line.get("status") == "scored"]
     rows: dict[str, list[tuple[str, Cited | None, Evidence | None]]] = {doc_id: [] for doc_id in documents}
     for doc_id, address, result in zip(*(verdicts[k].to_pylist() for k in ("id", "address", "result")), strict=True):

@@ -10,7 +10,8 @@ functions of the raw answer: a reader fixed later grounds old runs again without
   page_dimensions: {width, height}}], "extraction_confidence"}`;
 - Extend (`advancedOptions.citationsEnabled`): `output.metadata["line_items[0].price"]` =
   `{"citations": [{page, polygon: [{x, y}], referenceText}], "logprobsConfidence", "ocrConfidence"}`,
-  the page a number or `{number, width, height}` (then the polygon is in that page's units);
+  the page a number or `{number, width, height}` (then the polygon is in that page's units); the
+  confidence is `logprobsConfidence`, else (Extend phases it out: null or absent) `ocrConfidence`;
 - Azure Content Understanding (`estimateFieldSourceAndConfidence`): each field's `confidence` and
   `source` = `D(page,x1,y1,...,x4,y4)` (several joined by `;`), in the units of
   `contents[0].pages[]` (inches for a PDF when no page size is given).
@@ -164,7 +165,9 @@ def extend(raw: Any) -> list[Cite]:
         unit: Unit = "pt"
         if box is not None and width and height:
             box, unit = (box[0] / width, box[1] / height, box[2] / width, box[3] / height), "fraction"
-        confidence = entry.get("logprobsConfidence", entry.get("ocrConfidence"))
+        confidence = entry.get("logprobsConfidence")
+        if confidence is None:  # null from extraction_performance 4.6.0 on, never sent by extraction_light
+            confidence = entry.get("ocrConfidence")
         cites.append(Cite(address, page, box, first.get("referenceText"), confidence, unit=unit))
     return cites
 

@@ -20,6 +20,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from oeb.errors import StorageFormatError
 from oeb.grounding.cite import Cite, address_of, leaves
 from oeb.grounding.join import pattern
 from oeb.grounding.verdicts import Box, iou
@@ -107,7 +108,10 @@ def annotate(
     if cite and document is not None and document.suffix.lower() == ".pdf":
         # a value is read where its gold is printed (a misread one too); a value with no gold is looked for as given
         wanted = [(address_of(path), value if _at(gold, path) is None else _at(gold, path)) for path, value in found]
-        located, index, sizes = _places(document, wanted)
+        try:
+            located, index, sizes = _places(document, wanted)
+        except StorageFormatError:  # not a readable PDF: answered as without `cite`, every value uncited
+            located = [None] * len(found)
     notes: dict[str, dict[str, Any]] = {}
     for (path, value), place, (_, looked) in zip(found, located, wanted, strict=True):
         note: dict[str, Any] = {}

@@ -110,7 +110,7 @@ class Extend(Adapter):
         return Call(raw=run, cost=_cost(run), job_id=run_id)
 
     def cites(self, raw: Any) -> list[Cite]:
-        """`output.metadata`'s citation polygons and logprobs confidence (docs/grounding.md)."""
+        """`output.metadata`'s citation polygons and confidence: logprobs, else OCR (docs/grounding.md)."""
         return _citing.extend(raw)
 
     def read(self, raw: Any) -> dict[str, Any]:

@@ -102,3 +102,58 @@ def test_a_citation_on_the_entrys_box_counts_right_with_the_file_only(
     elsewhere = report(str(file))
     wrong = f"{result}_cited_elsewhere"
     assert elsewhere["categories"][wrong] == without["categories"][wrong] + 1
+
+
+def test_a_misread_the_file_accepts_counts_right_in_both_reports(
+    sample_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A team accepts a reading of a value (`accept` with its `values`): under the file, `--by field`
+    counts it matched, and so do `--calibration` and `--grounding` (they read verdicts.parquet as
+    graded, without the file, and disagreed with `--by field`)."""
+    run = str(sample_runs["cited"])
+    verdicts = pq.read_table(Path(run) / "field_matching" / "verdicts.parquet").to_pylist()
+    cites = pq.read_table(Path(run) / "field_matching" / "grounding.parquet").to_pylist()
+    sure = {(r["doc_id"], r["address"]) for r in cites if r["confidence"] is not None and r["page"] is not None}
+    from oeb.dataset import SAMPLE_DATASET, open_dataset
+    from oeb.errors import AdjudicationError
+    from oeb.gold.check import checked
+    from oeb.gold.entries import load
+
+    file = tmp_path / "adjudications.yaml"
+    for misread in (r for r in verdicts if r["result"] == "misread" and (r["id"], r["address"]) in sure):
+        decided = {"id": "e1", "doc_id": misread["id"], "address": misread["address"], "action": "accept"}
+        decided |= {"values": [json.loads(misread["pred_raw"])], "status": "accepted", "reason": "both", "by": "me"}
+        file.write_text(json.dumps([decided]))
+        try:  # a reading the schema allows (a misread date may be no date)
+            checked(load(str(file)), open_dataset(SAMPLE_DATASET))
+        except AdjudicationError:
+            continue
+        break
+
+    def report(adjudications: str, *flags: str) -> dict[str, Any]:
+        assert main(["report", run, *flags, "--format", "json", "--adjudications", adjudications]) == 0
+        return dict(json.loads(capsys.readouterr().out)["runs"][0])
+
+    from oeb.report.fields import fold
+
+    field = fold(misread["address"])
+    counts = {}
+    for adjudications in ("none", str(file)):
+        rows = report(adjudications, "--by", "field")["fields"]
+        counts[adjudications] = next(row for row in rows if row["path"] == field)["counts"]
+    assert counts[str(file)]["matched"] == counts["none"]["matched"] + 1
+    grounded = {a: report(a, "--grounding")["categories"] for a in ("none", str(file))}
+    for kind, moved in (("matched", 1), ("misread", -1)):
+        before, after = (sum(v for k, v in grounded[a].items() if k.startswith(kind)) for a in ("none", str(file)))
+        assert after == before + moved, kind
+
+    from oeb.report.adjudicated import under_gold
+    from oeb.report.confidence import values
+    from oeb.report.runs import load_run
+
+    right = {}
+    for adjudications in ("none", str(file)):
+        found = values(under_gold([load_run(run)], adjudications).runs[0])
+        assert found is not None
+        right[adjudications] = int(found.right.sum())
+    assert right[str(file)] == right["none"] + 1  # the calibration counts the accepted reading right

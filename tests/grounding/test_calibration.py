@@ -13,8 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grounding.conftest import CITED, DAMAGE, mock_run
 from oeb.cli import main
 from oeb.grounding import calibration as cal
+from oeb.report.confidence import values
+from oeb.report.runs import load_run
+from oeb.run.cluster import session as cluster
 
 NAN = math.nan
 
@@ -81,6 +85,8 @@ def test_straight_through_counts_documents_whose_every_value_clears() -> None:
     conf = np.array([0.99, 0.97, 0.99, NAN, 0.999])
     assert cal.straight_through(document, conf, 4, 0.98) == 0.5  # documents 1 and 3 (no values)
     assert cal.straight_through(document, conf, 4, NAN) == 0.25
+    assert cal.straight_through(document, conf, 4, 0.98, failed=2) == 2 / 6  # a failed document is held back
+    assert cal.straight_through(document[:0], conf[:0], 0, 0.98, failed=3) == 0.0
 
 
 def test_report_calibration_in_every_format(sample_runs: dict[str, Path], tmp_path: Path, capsys) -> None:
@@ -106,6 +112,11 @@ def test_report_calibration_in_every_format(sample_runs: dict[str, Path], tmp_pa
         assert "auto@99%" in text and "n/a" in text
     assert main(["report", *runs, "--calibration", "--fail-under", "0.5"]) == 2
     assert "--calibration goes without" in capsys.readouterr().err
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("pages: {'1': 1.0}\n")
+    for report, flag, value in (("--calibration", "--mix", str(mix)), ("--grounding", "--mix-from", "oeb/data/sample")):
+        assert main(["report", *runs, report, flag, value]) == 2  # the figures are no mix's: not silently so
+        assert f"{report} goes without --by, --mix, --mix-from" in capsys.readouterr().err
 
 
 def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
@@ -136,3 +147,22 @@ def test_the_leaderboard_gains_its_grounding_columns_only_where_a_run_has_them(
     board = leaderboard(load_folders([str(sample_runs["cited"])]))
     board["rows"][0]["grounding_f1"] = None  # cited, but no value verifiable (a scanned set)
     assert markdown(board).split("\n")[4].endswith(" | n/a | " + f"{100 * board['rows'][0]['auto_99']:.2f} |")
+
+
+def test_a_failed_document_holds_the_straight_through_rate_back(tmp_path: Path, capsys) -> None:
+    """A team reads straight-through as the share of its documents no person touches: a document the
+    system failed on goes to a person, so it counts against the rate, and the JSON says how many."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cluster, "_ray_open", lambda: False)
+        run = mock_run(tmp_path / "runs", {**CITED, **{key: 0.0 for key in DAMAGE}, "system.mock.malformed": 0.4})
+    lines = [json.loads(line) for line in (run / "field_matching" / "scores.jsonl").read_text().splitlines()]
+    failed = sum(line["status"] == "failed" for line in lines)
+    assert 0 < failed < len(lines)
+    assert main(["report", str(run), "--calibration", "--format", "json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["runs"][0]
+    assert (figures["documents"], figures["failed"]) == (len(lines) - failed, failed)
+    found = values(load_run(str(run)))
+    assert found is not None
+    threshold = figures["coverage"]["99"]["threshold"]
+    through = cal.straight_through(found.document, found.confidence, len(found.documents), threshold)
+    assert through > 0 and figures["straight_through"] == pytest.approx(through * (len(lines) - failed) / len(lines))

@@ -118,3 +118,31 @@ def test_calibrated_confidences_are_told_from_overconfident_ones(
     bound = 0.5 * math.sqrt(10 / values)
     assert calibrated["ece"] < bound, (calibrated["ece"], bound)
     assert overconfident["ece"] > 2 * bound, (overconfident["ece"], bound)
+
+
+def test_a_pdf_the_locator_cannot_read_is_answered_as_without_citations(tmp_path: Path) -> None:
+    """A team's dataset holds a broken PDF: the cited mock answers it as the plain one does (the
+    verdicts are the same with the options on or off), its values uncited; it used to end the run."""
+    from systems.conftest import FAST
+
+    from oeb.systems import get
+    from oeb.systems.asking import predict
+    from oeb.systems.base import Question
+
+    (tmp_path / "pdfs").mkdir()
+    (tmp_path / "gold").mkdir()
+    gold = {"number": "INV-7", "total": 12.5}
+    (tmp_path / "gold" / "broken.json").write_text(json.dumps(gold))
+    pdf = tmp_path / "pdfs" / "broken.pdf"
+    pdf.write_bytes(pdf_bytes(["Invoice INV-7", "Total 12.50"])[:300])
+    schema = {"type": "object", "properties": {"number": {"type": "string"}, "total": {"type": "number"}}}
+    question = Question(pdf, schema)
+    options: dict[str, Any] = {"confidence": "calibrated"}
+    records = {
+        cite: predict(get("mock", options | {"cite": cite}), question, timeout=5.0, policy=FAST)
+        for cite in (False, True)
+    }
+    assert records[True]["error"] is None and records[True]["output"] == records[False]["output"] == gold
+    cites = get("mock", {"cite": True}).cites(records[True]["raw"])
+    assert {c.address for c in cites} == set(gold) and all(c.page is None and c.bbox is None for c in cites)
+    assert all(c.confidence is not None for c in cites)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import pypdf
 import pytest
 from dataset_files import pdf_bytes
+from PIL import Image
 
 from oeb.errors import StorageFormatError
 from oeb.locate import LONGEST, Located, PdfPages, index_of, locate_values
@@ -178,3 +180,87 @@ def test_a_date_is_found_in_the_formats_the_scorer_reads(pages: PdfPages) -> Non
     assert due is not None and due.page == 1 and due.bbox is not None
     assert 66 < due.bbox[1] < 78 < due.bbox[3] < 82  # line 4: baseline 78 pt
     assert one(pages, "05.03.2024") == due and one(pages, "2024-03-06") == Located("not_printed")
+
+
+def _turned(stream: bytes, box: bytes) -> bytes:
+    """A one-page PDF whose page has this content stream and page-dictionary entries (a `/Rotate`,
+    a crop box): a landscape table as vendors generate one, or a page cropped off its origin."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] %s /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 5 0 R >>" % box,
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return bytes(out + b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
+
+
+def _table(matrix: str, place: Callable[[int, int], tuple[int, int]]) -> bytes:
+    """Three rows of two cells, each drawn with the text matrix `matrix` at `place(row, column)`
+    in PDF space: drawn turned against the page's `/Rotate`, they read upright as shown."""
+    cells = [(b"A-100", b"EA"), (b"B-220", b"EA"), (b"C-310", b"BX")]
+    return b"\n".join(
+        b"BT /F1 10 Tf %s %s Tm (%s) Tj ET" % (matrix.encode(), b"%d %d" % place(row, column), text)
+        for row, pair in enumerate(cells)
+        for column, text in enumerate(pair)
+    )
+
+
+@pytest.mark.parametrize(
+    ("stream", "box", "shown"),
+    [
+        (_table("1 0 0 1", lambda r, c: (100 + 200 * c, 750 - 20 * r)), b"/CropBox [40 30 555 812]", (515, 782)),
+        (_table("0 1 -1 0", lambda r, c: (80 + 20 * r, 60 + 200 * c)), b"/Rotate 90", (842, 595)),  # landscape
+        (_table("-1 0 0 -1", lambda r, c: (535 - 200 * c, 80 + 20 * r)), b"/Rotate 180", (595, 842)),
+        (_table("0 -1 1 0", lambda r, c: (515 - 20 * r, 782 - 200 * c)), b"/Rotate 270", (842, 595)),
+    ],
+)
+def test_a_rotated_or_cropped_page_is_read_as_shown(stream: bytes, box: bytes, shown: tuple[int, int]) -> None:
+    """Values are placed on the page as it is shown and rendered, on their ink, each row of a table
+    one line (a `/Rotate` or a crop box once left a vendor's landscape table unread: 75 of its 108
+    gold values `not_printed`, and the others outlined off the page's text)."""
+    data = _turned(stream, box)
+    pages = PdfPages(data, use_ocr=False)
+    page = pages.page(1)
+    assert (page.width, page.height) == shown
+    (code, unit) = locate_values(index_of(pages), [("items[0].code", "A-100"), ("items[0].unit", "EA")])
+    assert code is not None and unit is not None and code.bbox is not None and unit.bbox is not None
+    assert code.status == "found" and unit.status == "found"
+    image = Image.open(io.BytesIO(render_page(data, 1, scale=1.0))).convert("L")
+    assert image.size == shown
+    for outline in (code.bbox, unit.bbox):
+        x0, y0, x1, y1 = (round(v) for v in outline)
+        assert x1 - x0 > y1 - y0  # read left to right, as shown
+        assert image.crop((x0, y0, x1 + 1, y1 + 1)).getextrema()[0] < 128  # on its ink
+    rows = [[page.words[i].text for i in line] for line in page.lines]
+    assert rows == [["A-100", "EA"], ["B-220", "EA"], ["C-310", "BX"]]
+
+
+def test_a_sideways_table_on_an_upright_page_is_read_row_by_row() -> None:
+    """A table turned a quarter on a portrait page (LaTeX's sidewaystable; no `/Rotate`), under an
+    upright title: its rows are read as lines in its own upright frame and outlined, tall, on
+    their ink as shown (each character was once a word of its own: not one value found)."""
+    title = b"BT /F1 10 Tf 60 800 Td (Order ORD-7 sideways) Tj ET\n"
+    data = _turned(title + _table("0 1 -1 0", lambda r, c: (260 + 20 * r, 100 + 200 * c)), b"")
+    pages = PdfPages(data, use_ocr=False)
+    page = pages.page(1)
+    rows = [[page.words[i].text for i in line] for line in page.lines]
+    assert rows == [["Order", "ORD-7", "sideways"], ["A-100", "EA"], ["B-220", "EA"], ["C-310", "BX"]]
+    values = [("number", "ORD-7"), ("items[0].code", "A-100"), ("items[0].unit", "EA"), ("items[2].code", "C-310")]
+    located = locate_values(index_of(pages), values)
+    image = Image.open(io.BytesIO(render_page(data, 1, scale=1.0))).convert("L")
+    for (address, _), place in zip(values, located, strict=True):
+        assert place is not None and place.status == "found" and place.bbox is not None, address
+        x0, y0, x1, y1 = (round(v) for v in place.bbox)
+        assert (x1 - x0 > y1 - y0) == (address == "number"), address  # the table's cells stand tall
+        assert image.crop((x0, y0, x1 + 1, y1 + 1)).getextrema()[0] < 128, address
+    unit = located[2]  # the first row's EA, reading upwards: at x 260 (its glyphs' feet), 300 points up
+    assert unit is not None and unit.bbox is not None and 250 < unit.bbox[0] < 260 < unit.bbox[2]
+    assert 842 - 330 < unit.bbox[1] < unit.bbox[3] < 842 - 290

@@ -109,7 +109,7 @@ def _llamaextract(fake: FakeVendor, places: dict[str, Any]) -> None:
         citation = {"page": page, "matching_text": PRINTED[key], "bounding_boxes": [box],
                     "page_dimensions": {"width": w, "height": h}}  # fmt: skip
         fields[key] = {"citation": [citation], "extraction_confidence": 0.9}
-    done = {"id": "j1", "status": "SUCCESS", "extract_result": ANSWER, "extract_metadata": {"field_metadata": fields}}
+    done = {"id": "j1", "status": "COMPLETED", "extract_result": ANSWER, "extract_metadata": {"field_metadata": fields}}
     fake.on("GET", "/api/v2/extract/j1", Reply(200, done))
 
 
@@ -206,3 +206,41 @@ def test_without_the_option_nothing_is_asked_and_a_plain_answer_cites_nothing() 
         assert adapter.options()["citations"] is False
         assert adapter.cites({"result": {"contents": [{"fields": {}}]}, "output": {"value": {}}}) == []
     assert AzureCU().analyzer_id({"a": 1}) != AzureCU(citations=True).analyzer_id({"a": 1})
+
+
+def test_extend_falls_back_to_its_ocr_confidence_where_logprobs_are_phased_out() -> None:
+    """Extend's docs: `logprobsConfidence` is null from extraction_performance 4.6.0 on and never sent
+    by extraction_light; `ocrConfidence` is the score to read then."""
+    polygon = [{"x": 10, "y": 20}, {"x": 60, "y": 20}, {"x": 60, "y": 32}, {"x": 10, "y": 32}]
+    citation = {"page": {"number": 1, "width": 612, "height": 792}, "polygon": polygon, "referenceText": "A-1"}
+    metadata = {
+        "invoice": {"logprobsConfidence": None, "ocrConfidence": 0.97, "citations": [citation]},
+        "total": {"ocrConfidence": 0.88, "citations": [citation]},
+        "lines[0].sku": {"logprobsConfidence": 0.6, "ocrConfidence": 0.99, "citations": []},
+        "lines[1].sku": {"logprobsConfidence": None, "ocrConfidence": None},
+    }
+    raw = {"status": "PROCESSED", "output": {"value": {}, "metadata": metadata}}
+    confidences = {cite.address: cite.confidence for cite in get("extend", {"citations": True}).cites(raw)}
+    assert confidences == {"invoice": 0.97, "total": 0.88, "lines[0].sku": 0.6, "lines[1].sku": None}
+
+
+def test_azure_sources_without_the_pages_are_read_in_inches() -> None:
+    """oeb asks with `returnDetails: false`, so the content may come without its `pages`: a PDF's
+    source polygon is then in inches (Azure's unit for a PDF); a field on two regions cites the first."""
+    first = "D(2,1,1,2,1,2,1.5,1,1.5);D(3,0,0,1,0,1,1,0,1)"
+    item = {"type": "object", "valueObject": {"sku": {"type": "string", "valueString": "s", "source": first}}}
+    fields = {
+        "total": {
+            "type": "number",
+            "valueNumber": 2.5,
+            "confidence": 0.7,
+            "source": "D(1,0.5,1,1.5,1,1.5,1.25,0.5,1.25)",
+        },
+        "lines": {"type": "array", "valueArray": [item]},
+    }
+    raw = {"status": "Succeeded", "result": {"contents": [{"kind": "document", "unit": "inch", "fields": fields}]}}
+    cites = {c.address: c for c in AzureCU(citations=True).cites(raw)}
+    assert (cites["total"].page, cites["total"].bbox, cites["total"].confidence) == (1, (36.0, 72.0, 108.0, 90.0), 0.7)
+    assert (cites["lines[0].sku"].page, cites["lines[0].sku"].bbox) == (2, (72.0, 72.0, 144.0, 108.0))
+    checked = check("d", "azure-cu", list(cites.values()), [(612.0, 792.0)] * 3)
+    assert (checked.invalid_citations, len(checked.rows)) == (0, 2)

@@ -358,7 +358,7 @@ def test_a_big_document_shows_a_slice_loads_more_and_outlines_every_error(page, 
     loaded = set(rows.evaluate_all("rows => rows.map(row => row.dataset.address)"))
     last = next(v for v in reversed(first_errors(big_served, run)) if v["address"] not in loaded)
     page.check("#all-errors")
-    page.locator('#pages[data-outlined="all"]').wait_for()
+    page.locator('#pages[data-outlined="all"]').wait_for(timeout=180_000)  # 84 pages asked one at a time
     outline = page.locator(f'.box.all[title^="{last["address"]}: "]')
     assert outline.count() >= 1  # outlined though its row is not loaded
     holder = outline.first.evaluate("node => node.parentElement.dataset.page")

@@ -61,6 +61,6 @@ async function calibrationView() {
           (run) => run.reliability.map(([, , conf, accuracy]) => [conf, accuracy]), "confidence %", "right %", true))
     : el("p", { class: "note" }, "No run shown gave confidences.");
   show(el("h1", {}, "Calibration"), table,
-    el("p", { class: "note" }, "auto@P%: the share of predicted values accepted unreviewed at the lowest confidence threshold whose accepted values are P% right (95% bootstrap interval over documents); straight-through: documents whose every value clears the 99% threshold."),
+    el("p", { class: "note" }, "auto@P%: the share of predicted values accepted unreviewed at the lowest confidence threshold whose accepted values are P% right (95% bootstrap interval over documents); straight-through: documents whose every value clears the 99% threshold, of all the run's documents (a failed one never goes through)."),
     legend, plots);
 }
