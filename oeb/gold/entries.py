@@ -242,7 +242,7 @@ def _lines(text: str) -> list[int | None]:
 def parse(text: str, url: str = "adjudications.yaml") -> Adjudications:
     """A file's entries from its text; any problem is one line (a YAML error with its line)."""
     try:
-        tree = load_yaml(text)
+        tree = load_yaml(text, unique_keys=True)  # an entry's second `status:` is refused, not the last kept
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""

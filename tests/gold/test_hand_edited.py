@@ -206,3 +206,13 @@ def test_diff_names_the_interval_beside_a_run_with_failed_documents(
     head, columns = capsys.readouterr().out.splitlines()[:2]
     assert "accuracy × coverage" in head and columns.split("  ")[0:1] == ["system"]
     assert columns.count("accuracy 95% CI") == 2
+
+
+def test_a_key_written_twice_in_an_entry_is_refused_with_its_line() -> None:
+    """YAML keeps the last of two equal keys: a hand-edited entry left with `status: proposed` and a
+    later `status: accepted` was read as accepted (or the other way round) without a word. A merge key's
+    values may still be overridden (HAND's h-2 does)."""
+    text = "- id: a\n  doc_id: d\n  address: x\n  action: remove\n  status: proposed\n  status: accepted\n"
+    with pytest.raises(AdjudicationError, match="at line 6: the key 'status' is written twice"):
+        entries.parse(text)
+    assert entries.parse(HAND.format(dataset="ds")).by_id("h-2").status == "proposed"
