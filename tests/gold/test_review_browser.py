@@ -142,6 +142,8 @@ def test_x_marks_a_sampled_value_absent_from_the_page(page, served: tuple[str, R
     written = on_disk(review, extra.id)
     assert (written.status, written.has_value, written.value, written.by) == ("accepted", True, None, "ann")
     assert written.reason and written.reason.startswith("absent") and written.effect == "remove"
+    go_to(page, extra.id)
+    assert page.locator("#proposal").inner_text() == "not on the page: drop the gold value"
 
 
 def post(url: str, body: dict[str, object], headers: dict[str, str]) -> tuple[int, str]:

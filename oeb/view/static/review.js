@@ -26,7 +26,10 @@ const oebReview = (() => {
   function proposal(item) {
     if (item.action === "accept") return "also count: " + item.values.map(shown).join(" | ");
     if (item.action === "remove") return "drop the gold value (not gradable)";
-    if (item.action === "verify") return item.value === undefined ? "is the gold right?" : "correct to: " + shown(item.value);
+    if (item.action === "verify") {
+      if (item.value === undefined) return "is the gold right?";
+      return item.value === null ? "not on the page: drop the gold value" : "correct to: " + shown(item.value);
+    }
     return `${item.action}: ${shown(item.value)}`;
   }
 
