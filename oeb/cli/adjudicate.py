@@ -44,7 +44,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         decide.add_argument("--by", required=True, metavar="NAME", help="who decides")
         decide.add_argument("--reason", metavar="TEXT", required=verb == "reject", help="why")
         if verb == "accept":
-            decide.add_argument("--value", metavar="JSON", help="a verify entry's correction, as JSON")
+            decide.add_argument(
+                "--value",
+                metavar="JSON",
+                help="a verify entry's correction, as JSON (null: the page states no value there)",
+            )
         decide.set_defaults(run=_decide, status="accepted" if verb == "accept" else "rejected")
 
     check = verbs.add_parser("check", help="every entry against the dataset; one line per problem, exit 2")
@@ -91,7 +95,8 @@ def _located(found: list[Entry], dataset: Dataset) -> list[Entry]:
 
 
 def _propose(args: argparse.Namespace) -> int:
-    from oeb.gold import entries, propose
+    from oeb.gold import propose
+    from oeb.publish.adjudications import read_file, write_file
     from oeb.report import audit, load_runs
 
     runs = load_runs(args.runs)
@@ -101,22 +106,24 @@ def _propose(args: argparse.Namespace) -> int:
     dataset = audit.dataset_of(runs, None)
     findings = audit.audit(runs, dataset, min_agree)
     proposed = _located(propose.entries_of(findings), dataset)
-    existing = _header(entries.load_or_empty(args.out), dataset)
-    merged, added, refreshed = propose.merge(existing, proposed)
-    entries.save(merged, args.out)
+    read, at = read_file(args.out, missing_ok=True)
+    merged, added, refreshed = propose.merge(_header(read, dataset), proposed)
+    write_file(merged, args.out, f"oeb adjudicate propose: {added} new proposals", at)
     print(
         f"oeb adjudicate: {added} new and {refreshed} refreshed proposals from {len(findings)} findings "
         f"(agreement {min_agree} of {len(runs)}) in {args.out}; decide them with oeb adjudicate accept|reject "
         "or oeb view --review",
         file=sys.stderr,
     )
+    _relaid(read)
     return 0
 
 
 def _decide(args: argparse.Namespace) -> int:
     from oeb.gold import entries
+    from oeb.publish.adjudications import read_file, write_file
 
-    current = entries.load(args.file)
+    current, at = read_file(args.file)
     unknown = entries.ids_unknown(current, args.ids)
     if unknown:
         raise AdjudicationError(f"{args.file}: no entry with id {unknown[0]!r}; nothing was changed")
@@ -133,30 +140,23 @@ def _decide(args: argparse.Namespace) -> int:
         from oeb.gold.check import decisions_refused
 
         decisions_refused(updated, decided, _dataset_for(current, None))  # never write what grading refuses
-    save(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}")
+    write_file(updated, args.file, f"oeb adjudicate {args.verb}: {', '.join(args.ids)} by {args.by}", at)
     noun = "entry" if len(decided) == 1 else "entries"
     print(f"oeb adjudicate: {len(decided)} {noun} {args.status} in {args.file}", file=sys.stderr)
+    _relaid(current)
     return 0
 
 
-def save(adjudications: Adjudications, url: str, message: str) -> None:
-    """Write the file: atomically through `oeb.storage`, or on the Hub (`hf://datasets/ORG/NAME/...`) as
-    one commit whose parent is the revision it was read at (a push in between is refused)."""
+def _relaid(read: Adjudications) -> None:
+    """Say so when the file was hand-edited: what oeb writes keeps the entries, not the comments."""
     from oeb.gold import entries
 
-    if not url.startswith("hf://"):
-        entries.save(adjudications, url)
-        return
-    from oeb.errors import PublishError
-    from oeb.publish.destination import open_destination
-
-    text = entries.dump(adjudications)
-    entries.parse(text, url)  # never write what could not be read back
-    folder, name = url.rsplit("/", 1)
-    try:
-        open_destination(folder).write({name: text.encode()}, message)
-    except PublishError as error:
-        raise AdjudicationError(f"cannot write {url}: {error}") from None
+    if entries.relaid(read):
+        print(
+            f"oeb adjudicate: note: {read.url} is written in oeb's own layout; the comments, anchors (&name, "
+            "*name) and flow lists of a hand-edited file are not kept, its entries are",
+            file=sys.stderr,
+        )
 
 
 def _dataset_for(adjudications: Adjudications, given: str | None) -> Dataset:
@@ -206,19 +206,22 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _sample(args: argparse.Namespace) -> int:
     from oeb.dataset import open_dataset
-    from oeb.gold import entries, sample
+    from oeb.gold import sample
+    from oeb.publish.adjudications import read_file, write_file
 
     dataset = open_dataset(args.dataset)
     values = sample.population(dataset)
     drawn = sample.draw(values, args.n, args.seed, args.by == "suite")
-    existing = _header(entries.load_or_empty(args.out), dataset)
+    read, at = read_file(args.out, missing_ok=True)
+    existing = _header(read, dataset)
     known = {entry.id for entry in existing.entries}
     fresh = [entry for entry in sample.entries(drawn, args.seed, args.by == "suite") if entry.id not in known]
     fresh = _located(fresh, dataset)  # the review page opens each on the page its value stands on
-    entries.save(existing.replaced(fresh), args.out)
+    write_file(existing.replaced(fresh), args.out, f"oeb adjudicate sample: {len(fresh)} gold values to verify", at)
     print(
         f"oeb adjudicate: {len(fresh)} sampled gold values of {len(values)} as verify entries in {args.out} "
         f"({len(drawn) - len(fresh)} already there); check each with oeb view --review or oeb adjudicate accept",
         file=sys.stderr,
     )
+    _relaid(read)
     return 0

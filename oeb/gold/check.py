@@ -78,9 +78,12 @@ def declared(schema: dict[str, Any], address: str) -> bool:
 def _shape_problem(entry: Entry, row: Row, present: dict[str, Any]) -> str | None:
     """What is wrong with where the entry points (None: nothing)."""
     try:
-        parse_address(entry.address)
+        steps = parse_address(entry.address)
     except ValueError as error:
         return f"{entry.id}: the address {entry.address!r} cannot be read ({error})"
+    printed = show_address(tuple((kind, name) for kind, name in steps))
+    if printed != entry.address:  # `orders[01]`: the same place as `orders[1]`, which the verdicts print
+        return f"{entry.id}: write the address {entry.address!r} as verdicts print it: {printed!r}"
     if entry.action == "add":
         if entry.address in present:
             return f"{entry.id}: {entry.doc_id} already has gold at {entry.address}; use replace"
@@ -92,7 +95,9 @@ def _shape_problem(entry: Entry, row: Row, present: dict[str, Any]) -> str | Non
 
 
 def _put_values(entry: Entry) -> list[Any]:
-    return list(entry.values) if entry.action == "accept" else [entry.value] if entry.has_value else []
+    if entry.action == "accept":
+        return list(entry.values)
+    return [entry.value] if entry.has_value and entry.value is not None else []  # a verify's null: none there
 
 
 def document_problems(entries: Sequence[Entry], row: Row | None, gold: dict[str, Any] | None) -> dict[str, list[str]]:

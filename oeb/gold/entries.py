@@ -70,8 +70,8 @@ class Entry:
         one it confirms the gold and changes nothing); None when it is not accepted."""
         if self.status != "accepted":
             return None
-        if self.action == "verify":
-            return "replace" if self.has_value else None
+        if self.action == "verify":  # `value: null`: the page states nothing there, the gold's is dropped
+            return None if not self.has_value else "remove" if self.value is None else "replace"
         return self.action
 
     @property
@@ -203,7 +203,7 @@ def parse_entry(raw: Any, where: str) -> Entry:
         raise AdjudicationError(f"{where}: a {action} entry needs `value:`, the new gold value")
     if action in ("remove", "accept") and has_value:
         raise AdjudicationError(f"{where}: a {action} entry takes no `value`")
-    if has_value and (raw["value"] is None or isinstance(raw["value"], dict | list)):
+    if has_value and ((raw["value"] is None and action != "verify") or isinstance(raw["value"], dict | list)):
         raise AdjudicationError(f"{where}: `value` must be one value (text, number, true/false); use remove to drop it")
     reason = _text(raw, "reason", where, required=False)
     by = _text(raw, "by", where, required=False)
@@ -242,7 +242,7 @@ def _lines(text: str) -> list[int | None]:
 def parse(text: str, url: str = "adjudications.yaml") -> Adjudications:
     """A file's entries from its text; any problem is one line (a YAML error with its line)."""
     try:
-        tree = load_yaml(text)
+        tree = load_yaml(text, unique_keys=True)  # an entry's second `status:` is refused, not the last kept
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -325,6 +325,12 @@ def dump(adjudications: Adjudications) -> str:
     return text
 
 
+def relaid(read: Adjudications) -> bool:
+    """Whether writing a file read from disk back changes more than its entries: oeb writes its own
+    layout, so a hand-edited file's comments, anchors (`&name`, `<<: *name`) and flow lists go."""
+    return bool(read.sha256) and hashlib.sha256(dump(read).encode()).hexdigest() != read.sha256
+
+
 def save(adjudications: Adjudications, url: str) -> Adjudications:
     """Write the file atomically (checked by reading it back first); returns it as written."""
     text = dump(adjudications)
@@ -346,7 +352,7 @@ def decide(
 ) -> Entry:
     """The entry decided: `accepted` or `rejected` by `by`, with a reason (its own one kept when none is
     given for an acceptance; a rejection always needs one) and, for a verify entry, a corrected value
-    (one already in the entry is kept when none is given)."""
+    (one already in the entry is kept when none is given; None: the page states no value there)."""
     if not by.strip():
         raise AdjudicationError("--by NAME is empty; give the name of who decides")
     reason = reason if reason is not None and reason.strip() else None
@@ -359,8 +365,11 @@ def decide(
     if value is not MISSING:
         if entry.action not in ("verify", "replace", "add"):
             raise AdjudicationError(f"{entry.id}: --value is for verify entries (a correction), not {entry.action}")
-        if value is None or isinstance(value, dict | list):
-            raise AdjudicationError(f"{entry.id}: --value must be one JSON value (text, number, true/false)")
+        if (value is None and entry.action != "verify") or isinstance(value, dict | list):
+            raise AdjudicationError(
+                f"{entry.id}: --value must be one JSON value (text, number, true/false; null only for a verify "
+                "entry whose value the page does not state)"
+            )
     return dataclasses.replace(
         entry,
         status=status,

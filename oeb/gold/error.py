@@ -2,8 +2,8 @@
 (Clopper-Pearson) 95% interval, overall and per suite (docs/adjudication.md).
 
 A `verify` entry accepted without a value confirms the gold; accepted with a value it corrects it (a
-wrong gold value). Proposed and rejected verify entries (a value that could not be checked) count for
-nothing.
+wrong gold value), and with `value: null` the page states no value there (a wrong gold value too).
+Proposed and rejected verify entries (a value that could not be checked) count for nothing.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """`oeb adjudicate sample`: a seeded random sample of gold values, as `verify` entries for a person.
 
-The population is every non-null gold value of the dataset (each leaf, by its printed address), in
-manifest order. `--by suite` allocates the sample to the suites in proportion to their gold values
-(largest remainders), then draws within each suite, so every suite's own error can be measured.
-The same dataset, size and seed give the same sample.
+The population is every gold value of the dataset grading counts (each non-null, non-blank leaf, by
+its printed address), in manifest order. `--by suite` allocates the sample to the suites in
+proportion to their gold values (largest remainders), then draws within each suite, so every
+suite's own error can be measured. The same dataset, size and seed give the same sample.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from oeb.dataset import Dataset
 from oeb.errors import AdjudicationError
 from oeb.gold.check import leaves
 from oeb.gold.entries import Entry
+from oeb.scoring import states_nothing
 
 PREFIX = "verify-"
 BY_SUITE = "verify-suite-"
@@ -27,10 +28,11 @@ Value = tuple[str, str, str, Any]
 
 
 def population(dataset: Dataset) -> list[Value]:
-    """Every non-null gold value, in manifest order, then address order within a document."""
+    """Every gold value grading counts, in manifest order, then address order within a document: an
+    empty or blank string states nothing to the scorer (`states_nothing`), so it is never sampled."""
     found: list[Value] = []
     for row, gold in dataset.golds():
-        found += [(row.suite, row.doc_id, address, value) for address, value in leaves(gold)]
+        found += [(row.suite, row.doc_id, a, value) for a, value in leaves(gold) if not states_nothing(value)]
     return found
 
 

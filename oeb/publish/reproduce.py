@@ -162,6 +162,12 @@ def _short(value: Any) -> str:
     return text[:16] if isinstance(value, str) and len(value) == 64 else text
 
 
+def _gold(provenance: dict[str, Any]) -> str:
+    """The adjudication file a grading applied, as its sha256's first 12 characters (`none`: the raw gold)."""
+    used = provenance.get("adjudications")
+    return str(used.get("sha256", "unrecorded"))[:12] if isinstance(used, dict) else "none"
+
+
 def differences(published: Run, reproduced: Run) -> list[str]:
     """What differs between the two gradings and settings, one `what: published -> reproduced` each."""
     found = []
@@ -169,6 +175,9 @@ def differences(published: Run, reproduced: Run) -> list[str]:
     for key, what in (("scorer", "scorer digest"), ("oeb", "oeb version"), ("manifest_sha256", "manifest")):
         if a.get(key) != b.get(key):
             found.append(f"{what}: {_short(a.get(key, 'unrecorded'))} -> {_short(b.get(key, 'unrecorded'))}")
+    golds = _gold(a), _gold(b)
+    if golds[0] != golds[1]:  # a reproduction under another adjudication file (or none) moves the score
+        found.append(f"adjudications: {golds[0]} -> {golds[1]}")
     adapters = _adapter(published), _adapter(reproduced)
     if adapters[0] != adapters[1]:
         found.append(f"adapter: {adapters[0] or 'unrecorded'} -> {adapters[1] or 'unrecorded'}")

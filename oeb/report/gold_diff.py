@@ -86,7 +86,12 @@ def _ci(pair: Sequence[float] | None, signed: bool = False) -> str:
     return f"{form.format(100 * pair[0])} to {form.format(100 * pair[1])}"
 
 
-HEADER = ["system", "before", "95% CI", "after", "95% CI", "rank", "Δ (after - before)", "95% CI", "moved most by"]
+HEADER = [
+    "system", "before", "accuracy 95% CI", "after", "accuracy 95% CI", "rank", "Δ (after - before)", "95% CI",
+    "moved most by",
+]  # fmt: skip
+"""The interval beside a headline is its accuracy's (as `oeb report` labels it): with failed documents
+the headline (accuracy × coverage) lies below it."""
 
 
 def rows(result: dict[str, Any]) -> list[list[str]]:
@@ -120,7 +125,8 @@ def render(result: dict[str, Any], form: str) -> str:
     plural = "" if result["accepted"] == 1 else "s"
     head = (
         f"{result['accepted']} accepted adjudication{plural} of {result['adjudications']} "
-        f"(sha256 {result['sha256'][:12]}); headline in percent, difference per document (paired bootstrap)"
+        f"(sha256 {result['sha256'][:12]}); headline (accuracy × coverage) in percent beside its accuracy's "
+        "95% CI, as oeb report; difference per document (paired bootstrap)"
     )
     table = markdown_table(HEADER, rows(result), {1, 2, 3, 4, 6, 7})
     if form == "md":

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oeb import _json, storage
+from oeb.dataset import Dataset
 from oeb.errors import AdjudicationError, StaleDecision, StorageNotFoundError, WriteRefused
 from oeb.gold import entries
 from oeb.gold.check import decisions_refused
@@ -40,6 +41,10 @@ def origins(host: str, port: int) -> frozenset[str]:
     if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
         names |= {"127.0.0.1", "localhost", "[::1]"}
     return frozenset(f"http://{name}:{port}" for name in names)
+
+
+ABSENT = "absent: the document states no value here"
+"""The reason of an entry marked absent (`x`) without one typed."""
 
 
 def typed_value(text: str) -> Any:
@@ -199,17 +204,21 @@ class Review:
             raise WriteRefused(f"a decision from {origin} is refused: only this server's own pages can decide")
 
     def decide(self, body: Any) -> dict[str, Any]:
-        """`POST /api/review/decide` with `{id, revision, decision: accept|reject|correct, reason,
-        value}` (value: the typed text of a correction): the entry as written, with its new revision."""
+        """`POST /api/review/decide` with `{id, revision, decision: accept|reject|correct|absent, reason,
+        value}` (value: the typed text of a correction; absent: a verify entry's value is not on the
+        page, accepted with `value: null`): the entry as written, with its new revision."""
         if not isinstance(body, dict):
             raise AdjudicationError("a decision is a JSON object: {id, revision, decision, reason, value}")
         decision, entry_id, revision = body.get("decision"), body.get("id"), body.get("revision")
-        if decision not in ("accept", "reject", "correct") or not isinstance(entry_id, str):
-            raise AdjudicationError("a decision needs `id` and `decision` (accept, reject or correct)")
+        if decision not in ("accept", "reject", "correct", "absent") or not isinstance(entry_id, str):
+            raise AdjudicationError("a decision needs `id` and `decision` (accept, reject, correct or absent)")
         reason = body.get("reason") if isinstance(body.get("reason"), str) else None
+        readings: list[Any] = []
         assert self.by is not None
+        from oeb.publish.adjudications import read_file, write_file  # the Hub's client: on a decision only
+
         with self._lock:
-            current = entries.load(self.url)
+            current, at = read_file(self.url)  # an hf:// file: written on the commit read (publish.adjudications)
             entry = current.by_id(entry_id)
             if entry.revision != revision:
                 who = f" (now {entry.status} by {entry.by})" if entry.by else ""
@@ -220,15 +229,43 @@ class Review:
                 text = body.get("value")
                 if not isinstance(text, str) or not text.strip():
                     raise AdjudicationError(f"{entry_id}: type the corrected value")
-                new = _corrected(entry, self.by, reason, typed_value(text))
+                readings = _readings(text)
+                new = _corrected(entry, self.by, reason, readings[0])
+            elif decision == "absent":  # the page states no value there: a sampled gold value was wrong
+                if entry.action != "verify":
+                    raise AdjudicationError(
+                        f"{entry_id}: only a verify entry is marked absent; reject it with a reason"
+                    )
+                new = entries.decide(entry, "accepted", self.by, reason or ABSENT, None)
             else:
                 status = "accepted" if decision == "accept" else "rejected"
                 new = entries.decide(entry, status, self.by, reason)
             updated = current.replaced([new])
             updated.accepted  # noqa: B018 - two accepted entries on one address are refused before writing
-            decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
-            entries.save(updated, self.url)
+            try:
+                decisions_refused(updated, [new], self.view.dataset())  # a typed value its schema refuses
+            except AdjudicationError:
+                as_text = _corrected(entry, self.by, reason, readings[-1]) if len(readings) > 1 else None
+                if as_text is None or _refused(current.replaced([as_text]), as_text, self.view.dataset()):
+                    raise
+                new, updated = as_text, current.replaced([as_text])  # `1234` typed for a text field
+            write_file(updated, self.url, f"oeb view --review: {entry_id} {new.status} by {self.by}", at)
         return self._entry_json(new)
+
+
+def _refused(updated: Adjudications, decided: Entry, dataset: Dataset) -> bool:
+    try:
+        decisions_refused(updated, [decided], dataset)
+    except AdjudicationError:
+        return True
+    return False
+
+
+def _readings(text: str) -> list[Any]:
+    """What a typed correction may mean, in order: its JSON reading, then, for a number or true/false,
+    the text as typed (taken when the field's schema refuses the first: `1234` typed for an SKU)."""
+    typed = typed_value(text)
+    return [typed] if isinstance(typed, str) else [typed, text.strip()]
 
 
 def _corrected(entry: Entry, by: str, reason: str | None, value: Any) -> Entry:

@@ -248,7 +248,7 @@ def test_grading_under_a_file(gold_runs: GoldRuns, tmp_path: Path, capsys: pytes
     assert {line["id"]: line for line in load_run(str(run)).lines} == raw
 
 
-def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
+def test_decisions_on_the_hub_are_commits(fake_hub, gold_runs: GoldRuns, tmp_path: Path) -> None:
     """accept and reject on an hf:// file write it back in one commit, read back at the new revision."""
     import uuid
 
@@ -272,6 +272,28 @@ def test_decisions_on_the_hub_are_commits(fake_hub, tmp_path: Path) -> None:
     dataset = open_dataset(url.removesuffix("/adjudications.yaml"))
     pinned = applying(None, dataset)
     assert pinned is not None and pinned.sha256 == read.sha256 and "@" in pinned.url
+    # a push between reading the file and writing it back is refused, not overwritten
+    from oeb.publish.adjudications import read_file, write_file
+
+    read, at = read_file(url)
+    theirs = fake_hub.repo(url.split("/")[3] + "/" + url.split("/")[4]) / "adjudications.yaml"
+    theirs.write_text(theirs.read_text() + "# pushed by bob meanwhile\n")
+    with pytest.raises(AdjudicationError, match="cannot write"):
+        write_file(read, url, "oeb adjudicate accept", at)
+    assert theirs.read_text().endswith("# pushed by bob meanwhile\n")
+    # propose and sample write a file beside a Hub dataset as accept does: in a commit (they were refused)
+    dataset_url = url.removesuffix("/adjudications.yaml")
+    assert main(["adjudicate", "sample", dataset_url, "--n", "2", "--seed", "3", "--out", url]) == 0
+    assert [e.action for e in entries.load(url).entries] == ["accept", "remove", "verify", "verify"]
+    # the review page decides on the Hub file too (each decision a commit; it answered "hf:// is read-only")
+    from oeb.view.api import open_view
+    from oeb.view.review import Review
+
+    verify = entries.load(url).entries[2]
+    review = Review(open_view([gold_runs.runs[0]]), url, "ann")
+    review.decide({"id": verify.id, "revision": verify.revision, "decision": "accept", "reason": "as printed"})
+    assert entries.load(url).by_id(verify.id).status == "accepted"
+    assert fake_hub.commits[-1]["summary"] == f"oeb view --review: {verify.id} accepted by ann"
 
 
 def test_compare_and_slices_say_which_gold(

@@ -128,6 +128,24 @@ def test_a_stale_decision_is_refused(page, served: tuple[str, Review]) -> None:
     assert Path(review.url).read_bytes() == before
 
 
+def test_x_marks_a_sampled_value_absent_from_the_page(page, served: tuple[str, Review]) -> None:
+    """`x` on a verify entry: the page states no value there, so the gold was wrong; the entry is
+    accepted with `value: null` (counted wrong in the gold error), not rejected (counted for nothing)."""
+    url, review = served
+    extra = entries.Entry("verify-extra", "short__invoice_5120", "invoice_number", "verify")
+    entries.save(entries.load(review.url).replaced([extra]), review.url)
+    page.goto(url + "review")
+    page.locator("#entry-id").wait_for()
+    go_to(page, extra.id)
+    page.keyboard.press("x")
+    page.wait_for_function("id => document.querySelector('#status').textContent.includes(id)", arg=extra.id)
+    written = on_disk(review, extra.id)
+    assert (written.status, written.has_value, written.value, written.by) == ("accepted", True, None, "ann")
+    assert written.reason and written.reason.startswith("absent") and written.effect == "remove"
+    go_to(page, extra.id)
+    assert page.locator("#proposal").inner_text() == "not on the page: drop the gold value"
+
+
 def post(url: str, body: dict[str, object], headers: dict[str, str]) -> tuple[int, str]:
     request = urllib.request.Request(url + "api/review/decide", json.dumps(body).encode(), headers, method="POST")
     try:

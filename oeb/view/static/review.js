@@ -26,7 +26,10 @@ const oebReview = (() => {
   function proposal(item) {
     if (item.action === "accept") return "also count: " + item.values.map(shown).join(" | ");
     if (item.action === "remove") return "drop the gold value (not gradable)";
-    if (item.action === "verify") return item.value === undefined ? "is the gold right?" : "correct to: " + shown(item.value);
+    if (item.action === "verify") {
+      if (item.value === undefined) return "is the gold right?";
+      return item.value === null ? "not on the page: drop the gold value" : "correct to: " + shown(item.value);
+    }
     return `${item.action}: ${shown(item.value)}`;
   }
 
@@ -88,8 +91,8 @@ const oebReview = (() => {
       if (!items.length) return;
       const item = items[at];
       if (typed !== undefined) value.value = typed;
-      if (decision === "absent") {
-        decision = "reject";
+      if (decision === "absent") {  // a sampled value not on the page: the gold was wrong (value: null)
+        if (item.action !== "verify") decision = "reject";
         if (!reason.value.trim()) reason.value = ABSENT;
       }
       if (decided.has(item.id)) {
