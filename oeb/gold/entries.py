@@ -287,15 +287,21 @@ def load(url: str) -> Adjudications:
     key = (url, hashlib.sha256(data).hexdigest())
     if key in _LOADED:  # a regrade of ten runs reads one file ten times: parsed once
         return _LOADED[key]
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise AdjudicationError(f"{url} is not UTF-8 text; save it as UTF-8") from None
-    read = parse(text, url)
+    read = from_bytes(data, url)
     if len(_LOADED) >= _LOADED_MAX:
         del _LOADED[next(iter(_LOADED))]
     _LOADED[key] = read
     return read
+
+
+def from_bytes(data: bytes, url: str) -> Adjudications:
+    """The file whose bytes are `data`; its sha256 is of those bytes, a byte-order mark included, so
+    it is the digest `sha256sum` gives and the one publish and reproduce check the file against."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise AdjudicationError(f"{url} is not UTF-8 text; save it as UTF-8") from None
+    return dataclasses.replace(parse(text, url), sha256=hashlib.sha256(data).hexdigest())
 
 
 _LOADED: dict[tuple[str, str], Adjudications] = {}

@@ -20,7 +20,7 @@ from typing import Any
 
 from oeb import storage
 from oeb.errors import PublishError, ReportMismatch, StorageError, StorageNotFoundError
-from oeb.gold.entries import Adjudications, parse
+from oeb.gold.entries import Adjudications, from_bytes
 from oeb.publish.card import card, folder_name, results, setting, setting_key
 from oeb.publish.destination import CARD, RESULTS, Destination, open_destination
 from oeb.publish.gold import without_gold
@@ -90,7 +90,7 @@ def _adjudications(runs: Sequence[Run]) -> tuple[bytes, Adjudications] | None:
             f"{url} changed since the runs were graded under it (sha256 {sha256[:12]}); grade them again under "
             "it, then publish"
         )
-    return data, parse(data.decode("utf-8-sig"), url)
+    return data, from_bytes(data, url)
 
 
 def _earlier(destination: Destination) -> list[dict[str, Any]]:

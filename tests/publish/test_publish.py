@@ -4,6 +4,7 @@ published folders read back by report and compare, the secret check before any u
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import uuid
@@ -378,8 +379,8 @@ def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(r
 
     graded = _planted(runs, tmp_path, lambda folder: None)
     adjudications = tmp_path / "adjudications.yaml"
-    adjudications.write_text(
-        "- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Fods],"
+    adjudications.write_text(  # saved with a byte-order mark, as some editors save UTF-8: its sha256 is the bytes'
+        "\ufeff- {id: fix, doc_id: short__invoice_4417, address: customer, action: accept, values: [Amberline Fods],"
         " status: accepted, by: ann, reason: the page shows both}\n"
     )
     assert main(["grade", graded, "--adjudications", str(adjudications)]) == 0
@@ -388,6 +389,7 @@ def test_the_adjudications_a_run_was_graded_under_are_published_and_reproduced(r
     capsys.readouterr()
     assert storage.read_bytes(f"{dest}/adjudications.yaml") == adjudications.read_bytes()
     card = storage.read_text(f"{dest}/README.md")
+    assert entries.load(str(adjudications)).sha256 == hashlib.sha256(adjudications.read_bytes()).hexdigest()
     sha = entries.load(str(adjudications)).short
     assert f"+ 1 adjudication (sha256 {sha})" in card and "gold error: unmeasured" in card
     table = storage.read_json(f"{dest}/results.json")
