@@ -198,9 +198,14 @@ def _by_field(runs: list[Any], board: dict[str, Any], form: str, to_file: bool, 
     return _text(tables, to_file, console)
 
 
-def _iou(text: str) -> float:
+def _iou(text: str | None) -> float:
+    """`--iou`, checked; not given: the grounding's default (`oeb.grounding.verdicts.IOU`)."""
     from oeb.errors import UsageError
 
+    if text is None:
+        from oeb.grounding.verdicts import IOU
+
+        return IOU
     try:
         value = float(text)
     except ValueError:
@@ -220,9 +225,7 @@ def _grounding(runs: list[Any], args: argparse.Namespace, adjudications: Any = N
 
     if args.by not in (None, ["system"]) or args.audit or args.fail_under is not None or args.mix or args.mix_from:
         raise UsageError("--grounding goes without --by, --mix, --mix-from, --audit and --fail-under")
-    report = grounding.grounding(
-        runs, dataset_of(runs, args.dataset), _iou("0.5" if args.iou is None else args.iou), adjudications
-    )
+    report = grounding.grounding(runs, dataset_of(runs, args.dataset), _iou(args.iou), adjudications)
     if args.format != "text":
         emit("report", grounding_tables.render(report, args.format), args.out)
         return 0
@@ -289,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     if args.grounding and args.calibration:
         raise UsageError("--grounding and --calibration are two reports: give one of them, then the other")
     if args.grounding:
-        _iou("0.5" if args.iou is None else args.iou)  # checked before any folder is read
+        _iou(args.iou)  # checked before any folder is read
     from oeb.report.adjudicated import annotate, lines, under_gold
 
     gold = under_gold(load_folders(args.runs, all_runs=args.all_runs), args.adjudications)

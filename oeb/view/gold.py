@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oeb import storage
 from oeb.errors import UsageError
 from oeb.gold.where import is_none
 from oeb.view.api import View
@@ -38,7 +39,7 @@ def read_under(view: View, *, review: str | None, adjudications: str | None, by:
         entries.load(shown)  # a file that cannot be read is refused now, in one line
     elif by.strip() == "":
         raise UsageError("--by NAME is empty; give the name of who decides")
-    if by is None or _exists(shown):
+    if by is None or storage.exists(shown):
         gold = under_gold(view.runs, shown)  # the leaderboard and fields under the file, as oeb report
         view.runs, view.board = gold.runs, annotate(leaderboard(gold.runs, adjudications=gold.adjudications), gold)
         view.adjudications = gold.adjudications  # the document pages' grounding on the same evidence
@@ -56,9 +57,3 @@ def gold_json(board: dict[str, Any]) -> dict[str, Any]:
     if "gold" not in board:
         said.append(gold_line(board.get("dataset"), board.get("dataset_commit"), None))
     return {"lines": said, "gold": board.get("gold"), "gold_error": board.get("gold_error")}
-
-
-def _exists(url: str) -> bool:
-    from oeb import storage
-
-    return storage.exists(url)
